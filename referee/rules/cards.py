@@ -1,0 +1,285 @@
+"""Cards, card text and immutable card sets.
+
+A card is one of 52 interned :class:`Card` values. Its *index* is ``suit * 13 + rank - 1``
+with suits ordered clubs, diamonds, hearts, spades (``cdhs``), so a hand is a 52-bit mask in
+which each suit occupies a 13-bit row, ace lowest. :class:`CardSet` wraps such a mask.
+
+>>> parse_cards("As 2c Td Kh")
+(Card.parse('As'), Card.parse('2c'), Card.parse('Td'), Card.parse('Kh'))
+>>> str(CardSet.of(parse_cards("Kh 2c 10d A♠")))
+'2c Td Kh As'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from referee.rules.errors import CardParseError
+
+__all__ = [
+    "DECK",
+    "FULL_MASK",
+    "RANK_CHARS",
+    "SUIT_CHARS",
+    "Card",
+    "CardSet",
+    "Rank",
+    "Suit",
+    "card_value",
+    "mask_value",
+    "parse_cards",
+]
+
+RANK_CHARS = "A23456789TJQK"
+"""Canonical rank characters, ace (1) to king (13)."""
+SUIT_CHARS = "cdhs"
+"""Canonical suit characters in index order: clubs, diamonds, hearts, spades."""
+FULL_MASK = (1 << 52) - 1
+"""The mask holding all 52 cards."""
+ROW_MASK = (1 << 13) - 1
+
+
+class Suit(IntEnum):
+    """Suits in index order (``cdhs``); the order has no meaning in play."""
+
+    CLUBS = 0
+    DIAMONDS = 1
+    HEARTS = 2
+    SPADES = 3
+
+
+class Rank(IntEnum):
+    """Ranks, ace low (1) to king (13)."""
+
+    ACE = 1
+    TWO = 2
+    THREE = 3
+    FOUR = 4
+    FIVE = 5
+    SIX = 6
+    SEVEN = 7
+    EIGHT = 8
+    NINE = 9
+    TEN = 10
+    JACK = 11
+    QUEEN = 12
+    KING = 13
+
+    @property
+    def deadwood_value(self) -> int:
+        """Points the rank counts as deadwood: ace 1, pips face value, T/J/Q/K 10."""
+        return min(int(self), 10)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Card:
+    """One playing card. Use :data:`DECK`, :meth:`from_index` or :meth:`parse`."""
+
+    rank: Rank
+    """Rank, ace low."""
+    suit: Suit
+    """Suit."""
+    index: int = field(init=False, compare=False, repr=False)
+    """Position in :data:`DECK` and bit in a :class:`CardSet` mask (0..51)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", int(self.suit) * 13 + int(self.rank) - 1)
+
+    def __hash__(self) -> int:
+        return self.index
+
+    @property
+    def value(self) -> int:
+        """Deadwood value of the card."""
+        return min(int(self.rank), 10)
+
+    @property
+    def mask(self) -> int:
+        """The card's bit."""
+        return 1 << self.index
+
+    @staticmethod
+    def from_index(index: int) -> Card:
+        """The card with the given index (0..51).
+
+        >>> Card.from_index(51)
+        Card.parse('Ks')
+        """
+        return DECK[index]
+
+    @staticmethod
+    def parse(text: str) -> Card:
+        """Parse one card: canonical ``As``/``Td``, also ``AS``, ``10h``, ``a♠``.
+
+        >>> Card.parse("10h"), Card.parse("q♦")
+        (Card.parse('Th'), Card.parse('Qd'))
+        """
+        token = text.strip()
+        if len(token) < 2:
+            raise CardParseError(text, "too short")
+        rank_text, suit_text = token[:-1].upper(), token[-1]
+        if rank_text == "10":
+            rank_text = "T"
+        suit_char = _SUIT_ALIASES.get(suit_text, _SUIT_ALIASES.get(suit_text.lower()))
+        if len(rank_text) != 1 or rank_text not in RANK_CHARS:
+            raise CardParseError(text, f"unknown rank {token[:-1]!r}")
+        if suit_char is None:
+            raise CardParseError(text, f"unknown suit {suit_text!r}")
+        return DECK[SUIT_CHARS.index(suit_char) * 13 + RANK_CHARS.index(rank_text)]
+
+    def __str__(self) -> str:
+        return RANK_CHARS[self.rank - 1] + SUIT_CHARS[self.suit]
+
+    def __repr__(self) -> str:
+        return f"Card.parse('{self}')"
+
+
+_SUIT_ALIASES = {
+    "c": "c", "d": "d", "h": "h", "s": "s",
+    "♣": "c", "♦": "d", "♥": "h", "♠": "s",
+    "♧": "c", "♢": "d", "♡": "h", "♤": "s",
+}  # fmt: skip
+
+DECK: tuple[Card, ...] = tuple(
+    Card(Rank(rank), Suit(suit)) for suit in range(4) for rank in range(1, 14)
+)
+"""All 52 cards in index order."""
+
+CARD_TEXT: tuple[str, ...] = tuple(str(card) for card in DECK)
+"""Canonical text of each card, by index."""
+
+_VALUES = tuple(card.value for card in DECK)
+_ROW_VALUE = tuple(
+    sum(min(rank + 1, 10) for rank in range(13) if bits >> rank & 1) for bits in range(1 << 13)
+)
+
+
+def card_value(index: int) -> int:
+    """Deadwood value of the card with this index."""
+    return _VALUES[index]
+
+
+def mask_value(mask: int) -> int:
+    """Total deadwood value of the cards in a mask.
+
+    >>> mask_value(CardSet.of(parse_cards("As Ks 5h")).mask)
+    16
+    """
+    return (
+        _ROW_VALUE[mask & ROW_MASK]
+        + _ROW_VALUE[mask >> 13 & ROW_MASK]
+        + _ROW_VALUE[mask >> 26 & ROW_MASK]
+        + _ROW_VALUE[mask >> 39]
+    )
+
+
+def parse_cards(text: str) -> tuple[Card, ...]:
+    """Parse whitespace- or comma-separated cards; the error names the bad token.
+
+    >>> parse_cards("3c,3d 3h")
+    (Card.parse('3c'), Card.parse('3d'), Card.parse('3h'))
+    >>> parse_cards("As Xq")
+    Traceback (most recent call last):
+    referee.rules.errors.CardParseError: bad card 'Xq': unknown rank 'X'
+    """
+    return tuple(Card.parse(token) for token in text.replace(",", " ").split())
+
+
+_ROW_BITS = tuple(tuple(i for i in range(13) if row >> i & 1) for row in range(1 << 13))
+_ROW_TOP = tuple(max((min(i + 1, 10) for i in range(13) if row >> i & 1), default=0)
+                 for row in range(1 << 13))  # fmt: skip
+
+
+def bit_indices(mask: int) -> list[int]:
+    """Indices of the set bits of a 52-bit ``mask``, lowest first (table driven, fast).
+
+    >>> bit_indices(CardSet.parse("Ac Kc As").mask)
+    [0, 12, 39]
+    """
+    out = list(_ROW_BITS[mask & ROW_MASK])
+    for shift in (13, 26, 39):
+        row = mask >> shift & ROW_MASK
+        if row:
+            out.extend(shift + i for i in _ROW_BITS[row])
+    return out
+
+
+def top_value(mask: int) -> int:
+    """The highest deadwood value among the cards of ``mask`` (0 when empty)."""
+    return max(
+        _ROW_TOP[mask & ROW_MASK],
+        _ROW_TOP[mask >> 13 & ROW_MASK],
+        _ROW_TOP[mask >> 26 & ROW_MASK],
+        _ROW_TOP[mask >> 39],
+    )
+
+
+def iter_bits(mask: int) -> Iterator[int]:
+    """Indices of the set bits of ``mask``, lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+@dataclass(frozen=True, slots=True)
+class CardSet:
+    """An immutable set of cards stored as a 52-bit mask; iterates in index order."""
+
+    mask: int = 0
+    """Bit ``i`` is set when ``DECK[i]`` is in the set."""
+
+    @staticmethod
+    def of(cards: Iterable[Card]) -> CardSet:
+        """The set of the given cards (duplicates collapse)."""
+        mask = 0
+        for card in cards:
+            mask |= 1 << card.index
+        return CardSet(mask)
+
+    @staticmethod
+    def parse(text: str) -> CardSet:
+        """The set of the cards in ``text`` (see :func:`parse_cards`)."""
+        return CardSet.of(parse_cards(text))
+
+    def __contains__(self, card: object) -> bool:
+        return isinstance(card, Card) and bool(self.mask >> card.index & 1)
+
+    def __iter__(self) -> Iterator[Card]:
+        return (DECK[i] for i in iter_bits(self.mask))
+
+    def __len__(self) -> int:
+        return self.mask.bit_count()
+
+    def __bool__(self) -> bool:
+        return self.mask != 0
+
+    def __or__(self, other: CardSet) -> CardSet:
+        return CardSet(self.mask | other.mask)
+
+    def __and__(self, other: CardSet) -> CardSet:
+        return CardSet(self.mask & other.mask)
+
+    def __sub__(self, other: CardSet) -> CardSet:
+        return CardSet(self.mask & ~other.mask)
+
+    def add(self, card: Card) -> CardSet:
+        """A new set with ``card`` added."""
+        return CardSet(self.mask | 1 << card.index)
+
+    def remove(self, card: Card) -> CardSet:
+        """A new set without ``card``."""
+        return CardSet(self.mask & ~(1 << card.index))
+
+    @property
+    def value(self) -> int:
+        """Total deadwood value of the cards."""
+        return mask_value(self.mask)
+
+    def __str__(self) -> str:
+        return " ".join(CARD_TEXT[i] for i in iter_bits(self.mask))
+
+    def __repr__(self) -> str:
+        return f"CardSet.parse('{self}')"
