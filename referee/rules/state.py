@@ -195,23 +195,22 @@ _DISCARDS = tuple(discard_action(card) for card in DECK)
 _KNOCKS = tuple(knock_action(card) for card in DECK)
 
 
-_ROW_DISCARDS: list[list[tuple[Discard, ...] | None]] = [[None] * 8192 for _ in range(4)]
+def _build_row_discards(suit: int) -> tuple[tuple[Action, ...], ...]:
+    """For one suit, the tuple of :class:`Discard` actions of every 13-bit row."""
+    base = 13 * suit
+    return tuple(
+        tuple(_DISCARDS[base + i] for i in range(13) if row >> i & 1) for row in range(8192)
+    )
+
+
+_RD0, _RD1, _RD2, _RD3 = (_build_row_discards(suit) for suit in range(4))
 
 
 def _row_discards(mask: int) -> tuple[Action, ...]:
     """The :class:`Discard` of every card in ``mask`` in index order, from per-row tables."""
-    out: tuple[Action, ...] = ()
-    for suit in range(4):
-        row = mask >> (13 * suit) & 8191
-        if row:
-            table = _ROW_DISCARDS[suit]
-            entry = table[row]
-            if entry is None:
-                entry = table[row] = tuple(
-                    _DISCARDS[13 * suit + i] for i in range(13) if row >> i & 1
-                )
-            out += entry
-    return out
+    return (
+        _RD0[mask & 8191] + _RD1[mask >> 13 & 8191] + _RD2[mask >> 26 & 8191] + _RD3[mask >> 39]
+    )
 
 
 def legal_actions(state: HandState) -> tuple[Action, ...]:

@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): each script prints its figures; docs/performance.md records them."""

@@ -1,0 +1,49 @@
+"""Shared helpers for the benchmarks: timing summaries and a calibration workload."""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+
+def percentile(sorted_values: Sequence[float], fraction: float) -> float:
+    """The value at ``fraction`` (0..1) of an already sorted sequence."""
+    index = min(len(sorted_values) - 1, int(fraction * len(sorted_values)))
+    return sorted_values[index]
+
+
+def calibration_us(repeat: int = 7) -> float:
+    """Median microseconds of a fixed pure-Python workload, to compare machines and runs."""
+
+    def work() -> int:
+        total = 0
+        for i in range(2000):
+            total += i * i % 7
+        return total
+
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        samples.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(samples)
+
+
+def time_each(fn: Callable[[int], object], inputs: Sequence[int], before: Callable[[], None]) -> list[float]:
+    """Microseconds of ``fn(x)`` for each input, calling ``before()`` untimed before each."""
+    out = []
+    clock = time.perf_counter_ns
+    for value in inputs:
+        before()
+        start = clock()
+        fn(value)
+        out.append((clock() - start) / 1000)
+    out.sort()
+    return out
+
+
+def machine() -> str:
+    """A one-line description of the machine and interpreter."""
+    return f"{platform.machine()} {platform.python_implementation()} {platform.python_version()}"
