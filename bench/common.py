@@ -31,7 +31,9 @@ def calibration_us(repeat: int = 7) -> float:
     return statistics.median(samples)
 
 
-def time_each(fn: Callable[[int], object], inputs: Sequence[int], before: Callable[[], None]) -> list[float]:
+def time_each(
+    fn: Callable[[int], object], inputs: Sequence[int], before: Callable[[], None]
+) -> list[float]:
     """Microseconds of ``fn(x)`` for each input, calling ``before()`` untimed before each."""
     out = []
     clock = time.perf_counter_ns

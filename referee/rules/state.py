@@ -208,9 +208,7 @@ _RD0, _RD1, _RD2, _RD3 = (_build_row_discards(suit) for suit in range(4))
 
 def _row_discards(mask: int) -> tuple[Action, ...]:
     """The :class:`Discard` of every card in ``mask`` in index order, from per-row tables."""
-    return (
-        _RD0[mask & 8191] + _RD1[mask >> 13 & 8191] + _RD2[mask >> 26 & 8191] + _RD3[mask >> 39]
-    )
+    return _RD0[mask & 8191] + _RD1[mask >> 13 & 8191] + _RD2[mask >> 26 & 8191] + _RD3[mask >> 39]
 
 
 def legal_actions(state: HandState) -> tuple[Action, ...]:

@@ -1,0 +1,45 @@
+"""A trivial bot for benchmarks: raw pyzmq + msgpack, answers every request at once.
+
+It knocks whenever a knock is listed (so hands end), otherwise plays the first legal action.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import msgpack
+import zmq
+
+
+def main() -> int:
+    """Play until match_end."""
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(os.environ["GIN_REFEREE_ENDPOINT"])
+    hello = {"type": "hello", "protocol_version": 1, "name": "instant",
+             "token": os.environ["GIN_REFEREE_TOKEN"]}  # fmt: skip
+    sock.send(msgpack.packb(hello))
+    unpack, pack = msgpack.unpackb, msgpack.packb
+    while True:
+        msg = unpack(sock.recv())
+        kind = msg["type"]
+        if kind == "request":
+            legal = msg["legal"]
+            choice = legal[0]
+            for action in legal:
+                if action["kind"] == "knock":
+                    choice = action
+                    break
+            sock.send(pack({"type": "action", "request_id": msg["request_id"], "action": choice}))
+        elif kind == "ping":
+            sock.send(pack({"type": "pong", "nonce": msg["nonce"]}))
+        elif kind in ("match_end", "bye", "reject"):
+            sock.close(0)
+            ctx.term()
+            return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

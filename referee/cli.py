@@ -1,0 +1,192 @@
+"""The ``gin-referee`` command line: ``match`` and ``replay`` (thin: parse, call, print).
+
+``main(argv)`` returns the exit code: 0 on success, 1 when a record does not verify, 2 for bad
+usage or bad input, 3 when a match could not start at all, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from referee.logs import configure
+from referee.match_config import MatchConfig, MatchResult
+from referee.match_faults import FaultPolicy
+from referee.match_record import RecordError, replay_record
+from referee.match_runner import BotSpec, run_match
+from referee.match_seat import TimeControl
+from referee.rules import RuleSet
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_VERIFY, EXIT_USAGE, EXIT_NO_START, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gin-referee", description="Referee for two-player Gin Rummy bots over ZeroMQ."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("match", help="play a match between two bots")
+    m.add_argument("bot_a", help='command line (e.g. "python3 my_bot.py") or remote:NAME')
+    m.add_argument("bot_b", help="second bot, same forms")
+    m.add_argument("--games", type=int, default=10, help="games to play (default 10)")
+    m.add_argument("--target-points", type=int, default=None, help="end at this many points")
+    m.add_argument(
+        "--rules", default="standard", help="preset: standard, classic, oklahoma, straight"
+    )
+    m.add_argument("--seed", type=int, default=0, help="deal seed (default 0)")
+    m.add_argument("--move-time", type=float, default=1.0, help="seconds per decision")
+    m.add_argument("--bank", type=float, default=30.0, help="per-game time bank, seconds")
+    m.add_argument("--grace", type=float, default=0.05, help="network grace, seconds")
+    m.add_argument("--startup-time", type=float, default=10.0, help="connect + hello limit")
+    m.add_argument(
+        "--fault-policy",
+        default=str(FaultPolicy.FORFEIT_GAME),
+        choices=[str(p) for p in FaultPolicy],
+        help="resolution of timeouts, bad messages and illegal moves",
+    )
+    m.add_argument("--strikes", type=int, default=3, help="strikes that forfeit (strike policy)")
+    m.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint to bind (port 0 = any)")
+    m.add_argument("--out", type=Path, default=None, help="directory for record, logs, stderr")
+    m.add_argument("--match-id", default="match", help="match id (record file name)")
+    m.add_argument("--json", action="store_true", help="print a machine summary")
+    m.add_argument("--log-level", default="info")
+    d = sub.add_parser("demo", help="a match between the sample bots (greedy vs random)")
+    d.add_argument("--games", type=int, default=10, help="games to play (default 10)")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--out", type=Path, default=Path("runs/demo"), help="output directory")
+    d.add_argument("--json", action="store_true", help="print a machine summary")
+    r = sub.add_parser("replay", help="verify a record and print its hands")
+    r.add_argument("record", type=Path)
+    r.add_argument("--quiet", action="store_true", help="only the verdict")
+    return parser
+
+
+def _summary(result: MatchResult) -> str:
+    lines = [f"match {result.match_id}: {result.games_played} game(s), {result.reason}"]
+    width = max(len(s.name) for s in result.seats)
+    lines.append(f"  {'bot':<{width}}  games  points  hands  faults  time(s)  decisions")
+    for seat in result.seats:
+        lines.append(
+            f"  {seat.name:<{width}}  {seat.games_won:>5}  {seat.points:>6}  {seat.hands_won:>5}"
+            f"  {len(seat.faults):>6}  {seat.time_used:>7.2f}  {seat.decisions:>9}"
+        )
+    for seat in result.seats:
+        for fault in seat.faults:
+            lines.append(f"  fault: {seat.name} {fault.kind}: {fault.detail[:200]}")
+    if result.winner is None:
+        lines.append("result: draw" + (" (interrupted)" if result.interrupted else ""))
+    else:
+        lines.append(f"winner: {result.seats[result.winner].name}")
+    if result.record_path:
+        lines.append(f"record: {result.record_path}")
+    return "\n".join(lines)
+
+
+def _token_notice(name: str, endpoint: str, token: str) -> None:
+    print(f"remote seat {name}: connect to {endpoint} with token {token}", file=sys.stderr)
+
+
+async def _match(args: argparse.Namespace) -> int:
+    config = MatchConfig(
+        rules=RuleSet.preset(args.rules),
+        games=args.games,
+        target_points=args.target_points,
+        seed=args.seed,
+        time=TimeControl(
+            move=args.move_time, bank=args.bank, grace=args.grace, startup=args.startup_time
+        ),
+        policy=FaultPolicy(args.fault_policy),
+        strikes=args.strikes,
+        match_id=args.match_id,
+    )
+    specs = (BotSpec.parse(args.bot_a), BotSpec.parse(args.bot_b))
+    if specs[0].name == specs[1].name:
+        specs = (
+            BotSpec(f"{specs[0].name}-A", specs[0].command),
+            BotSpec(f"{specs[1].name}-B", specs[1].command),
+        )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    task = asyncio.ensure_future(
+        run_match(
+            config, specs, bind=args.bind, out_dir=args.out, stop=stop, on_token=_token_notice
+        )
+    )
+    try:
+        stopper = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not task.done():
+            print("interrupted: finishing the current hand...", file=sys.stderr)
+            done, _ = await asyncio.wait({task}, timeout=max(5.0, 2 * args.move_time))
+            if not done:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    print("interrupted: match abandoned", file=sys.stderr)
+                    return EXIT_INTERRUPTED
+        result = task.result()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    print(json.dumps(result.to_dict(), indent=2) if args.json else _summary(result))
+    if result.interrupted or stop.is_set():
+        return EXIT_INTERRUPTED
+    return EXIT_NO_START if result.reason == "no_start" else EXIT_OK
+
+
+def _replay(args: argparse.Namespace) -> int:
+    try:
+        report = replay_record(args.record)
+    except RecordError as err:
+        print(f"record does not verify: {err}", file=sys.stderr)
+        return EXIT_VERIFY
+    if not args.quiet:
+        print("\n".join(report.lines))
+    status = "complete" if report.complete else "incomplete (no match_end line)"
+    print(
+        f"verified: {report.hands} hand(s), {report.games} game(s), "
+        f"{report.faults} fault(s); {status}"
+    )
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if args.command == "replay":
+        return _replay(args)
+    if args.command == "demo":
+        python = sys.executable
+        args = _parser().parse_args(
+            [
+                "match",
+                f"{python} -m sample_bots.greedy_bot",
+                f"{python} -m sample_bots.random_bot",
+                "--games", str(args.games), "--seed", str(args.seed), "--out", str(args.out),
+                *(["--json"] if args.json else []),
+            ]
+        )  # fmt: skip
+    try:
+        out = args.out
+        configure(
+            level=args.log_level, json_file=None if out is None else out / "referee.log.jsonl"
+        )
+        return asyncio.run(_match(args))
+    except ValueError as err:
+        print(f"gin-referee: error: {err}", file=sys.stderr)
+        return EXIT_USAGE

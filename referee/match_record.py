@@ -1,0 +1,271 @@
+"""Match records: a JSON Lines file per match, and their verified replay.
+
+Line types (each a JSON object with ``type``): ``header`` (schema version, match id, rules and
+hash, seed, seat names, time control, policy), ``hand`` (game, hand, dealer, the 52-card deck
+order, scores before, every action with its seat and elapsed milliseconds, and the result),
+``fault``, ``game`` (winner and totals) and ``match_end``. A hand line is written when the
+hand ends, so a decision costs no I/O; every line is flushed as written, so a killed referee
+loses at most the hand in progress. See docs/records.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from referee.match_faults import Fault
+from referee.rules import (
+    DECK,
+    Action,
+    Card,
+    HandResult,
+    RulesError,
+    RuleSet,
+    Termination,
+    apply,
+    deal,
+    final_score,
+    new_game,
+    parse_action,
+    record_hand,
+)
+
+__all__ = ["RECORD_SCHEMA_VERSION", "MatchRecorder", "RecordError", "replay_record"]
+
+RECORD_SCHEMA_VERSION = 1
+
+
+class RecordError(ValueError):
+    """A record file that cannot be read or does not verify; names the line and the problem."""
+
+    def __init__(self, path: str, line: int, reason: str) -> None:
+        self.path, self.line, self.reason = path, line, reason
+        super().__init__(f"{path}:{line}: {reason}")
+
+
+def result_to_dict(result: HandResult) -> dict[str, Any]:
+    """Plain-data form of a hand result."""
+    return {
+        "termination": str(result.termination),
+        "winner": result.winner,
+        "points": result.points,
+        "knocker": result.knocker,
+        "deadwood": list(result.deadwood),
+        "melds": [[str(m) for m in seat] for seat in result.melds],
+        "layoffs": [[str(card), str(meld)] for card, meld in result.layoffs],
+    }
+
+
+class MatchRecorder:
+    """Writes one match's record; every line is flushed as it is written."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = path.open("w", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one line (an infrastructure error such as a full disk propagates)."""
+        if self._file is None:
+            raise ValueError("record already closed")
+        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._file.flush()
+
+    def header(self, **fields: Any) -> None:
+        """The first line."""
+        self.write({"type": "header", "schema_version": RECORD_SCHEMA_VERSION, **fields})
+
+    def hand(
+        self,
+        *,
+        game: int,
+        hand: int,
+        dealer: int,
+        deck: tuple[Card, ...],
+        scores: tuple[int, int],
+        actions: list[tuple[int, str, float]],
+        result: HandResult,
+    ) -> None:
+        """One finished (or forfeited) hand with its actions."""
+        self.write(
+            {
+                "type": "hand",
+                "game": game,
+                "hand": hand,
+                "dealer": dealer,
+                "deck": [str(c) for c in deck],
+                "scores_before": list(scores),
+                "actions": [[s, a, round(ms, 3)] for s, a, ms in actions],
+                "result": result_to_dict(result),
+            }
+        )
+
+    def fault(self, fault: Fault) -> None:
+        """One fault."""
+        self.write({"type": "fault", **fault.to_dict()})
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+@dataclass(slots=True)
+class ReplayReport:
+    """What :func:`replay_record` verified."""
+
+    header: dict[str, Any]
+    """The record's header."""
+    hands: int = 0
+    """Hands re-applied and verified."""
+    games: int = 0
+    """Game lines verified."""
+    faults: int = 0
+    """Fault lines read."""
+    lines: list[str] = field(default_factory=list)
+    """A readable account of every hand."""
+    complete: bool = False
+    """Whether the record ends with ``match_end``."""
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise RecordError(str(path), 0, f"cannot read: {err}") from err
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise RecordError(str(path), number, f"not JSON: {err.msg}") from err
+        if not isinstance(value, dict) or "type" not in value:
+            raise RecordError(str(path), number, "not a record object with a 'type'")
+        yield number, value
+
+
+def _check(cond: bool, path: Path, line: int, reason: str) -> None:
+    if not cond:
+        raise RecordError(str(path), line, reason)
+
+
+def replay_record(path: Path) -> ReplayReport:
+    """Re-apply every hand of a record through the rules engine and verify every result."""
+    lines = _lines(path)
+    first = next(lines, None)
+    _check(first is not None, path, 1, "empty record")
+    assert first is not None
+    number, header = first
+    _check(header.get("type") == "header", path, number, "the first line must be the header")
+    _check(
+        header.get("schema_version") == RECORD_SCHEMA_VERSION,
+        path,
+        number,
+        f"unsupported schema_version {header.get('schema_version')!r}",
+    )
+    try:
+        rules = RuleSet.from_dict(header["rules"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise RecordError(str(path), number, f"bad rules: {err}") from err
+    _check(rules.rules_hash == header.get("rules_hash"), path, number, "rules hash mismatch")
+    report = ReplayReport(header=header)
+    names = header.get("seats", ["seat0", "seat1"])
+    games: dict[int, Any] = {}
+    for number, rec in lines:
+        kind = rec["type"]
+        try:
+            if kind == "hand":
+                _replay_hand(rec, rules, names, games, report)
+            elif kind == "game":
+                _verify_game(rec, rules, games, report)
+            elif kind == "fault":
+                report.faults += 1
+                report.lines.append(
+                    f"  FAULT seat {rec.get('seat')} ({names[rec.get('seat', 0)]}): "
+                    f"{rec.get('kind')}: {rec.get('detail')}"
+                )
+            elif kind == "match_end":
+                report.complete = True
+                report.lines.append(f"match end: {rec.get('reason')}, winner {rec.get('winner')}")
+        except RecordError:
+            raise
+        except (RulesError, KeyError, TypeError, ValueError, IndexError) as err:
+            raise RecordError(str(path), number, f"{type(err).__name__}: {err}") from err
+    return report
+
+
+def _replay_hand(
+    rec: dict[str, Any],
+    rules: RuleSet,
+    names: list[str],
+    games: dict[int, Any],
+    report: ReplayReport,
+) -> None:
+    game_no, hand_no, dealer = int(rec["game"]), int(rec["hand"]), int(rec["dealer"])
+    deck = tuple(Card.parse(t) for t in rec["deck"])
+    if sorted(c.index for c in deck) != list(range(len(DECK))):
+        raise ValueError("deck is not a permutation of the 52 cards")
+    game = games.setdefault(game_no, new_game(rules, first_dealer=dealer))
+    scores = tuple(rec["scores_before"])
+    if scores != game.scores:
+        raise ValueError(f"scores before the hand are {scores}, expected {game.scores}")
+    state = deal(rules, deck, dealer=dealer, scores=game.scores)
+    report.lines.append(
+        f"game {game_no + 1} hand {hand_no + 1}: {names[dealer]} deals; "
+        f"{names[0]}: {state.hand(0)} | {names[1]}: {state.hand(1)} | upcard {state.upcard}"
+    )
+    actions: list[Action] = []
+    for seat, text, _ms in rec["actions"]:
+        if seat != state.to_act:
+            raise ValueError(f"action {text!r} by seat {seat} but seat {state.to_act} was to act")
+        action = parse_action(text)
+        state = apply(state, action)
+        actions.append(action)
+    result = rec["result"]
+    if result["termination"] == str(Termination.FORFEIT):
+        if state.is_over:
+            raise ValueError("a forfeited hand whose actions already end it")
+        report.lines.append(f"  {len(actions)} actions, then forfeit: seat {result['winner']} wins")
+    else:
+        if state.result is None:
+            raise ValueError("the actions do not finish the hand")
+        got = state.result
+        if (str(got.termination), got.winner, got.points) != (
+            result["termination"],
+            result["winner"],
+            result["points"],
+        ):
+            raise ValueError(
+                f"result mismatch: replay gives {got.termination} winner {got.winner} "
+                f"{got.points} points, record says {result['termination']} winner "
+                f"{result['winner']} {result['points']} points"
+            )
+        games[game_no] = record_hand(game, got)
+        who = "nobody" if got.winner is None else names[got.winner]
+        report.lines.append(
+            f"  {len(actions)} actions, {got.termination}: {who} scores {got.points} "
+            f"(deadwood {got.deadwood[0]}/{got.deadwood[1]})"
+        )
+    report.hands += 1
+
+
+def _verify_game(
+    rec: dict[str, Any], rules: RuleSet, games: dict[int, Any], report: ReplayReport
+) -> None:
+    game_no = int(rec["game"])
+    report.games += 1
+    game = games.get(game_no)
+    if rec.get("forfeit") or rec.get("winner") is None or game is None:
+        report.lines.append(f"game {game_no + 1}: winner {rec.get('winner')} ({rec.get('how')})")
+        return
+    if not game.is_over:
+        raise ValueError(f"game {game_no + 1} is recorded as over but no seat reached the target")
+    final = final_score(game)
+    if list(final.totals) != list(rec["totals"]) or final.winner != rec["winner"]:
+        raise ValueError(f"game totals mismatch: replay {final.totals}, record {rec['totals']}")
+    report.lines.append(f"game {game_no + 1}: seat {final.winner} wins, totals {final.totals}")

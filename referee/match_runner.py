@@ -1,0 +1,124 @@
+"""Run one match end to end: bind the transport, start or await the bots, play, tear down.
+
+Local bots are started in their own process group with ``GIN_REFEREE_ENDPOINT``,
+``GIN_REFEREE_TOKEN`` and ``GIN_BOT_SEED`` in their environment; a ``remote:NAME`` seat gets a
+token that the organiser hands to a bot connecting from elsewhere. Teardown always runs, in
+this order: stop the match, terminate every bot process group (SIGTERM, then SIGKILL after a
+grace period), forget the seats, close the socket (linger 0) and the context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.match import play_match
+from referee.match_config import MatchConfig, MatchResult
+from referee.match_faults import FaultKind
+from referee.match_hub import Hub
+from referee.match_record import MatchRecorder
+from referee.match_seat import SeatLink
+from referee.process import BotCommand, BotProcess, BotStartError
+from referee.transport import RouterTransport, TransportConfig
+
+__all__ = ["BotSpec", "run_match"]
+
+TokenNotice = Callable[[str, str, str], None]
+"""Called with (seat name, endpoint, token) for every remote seat."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """A seat's bot: a command line to start, or a remote seat awaiting a connection."""
+
+    name: str
+    """Display name until the bot's hello names it."""
+    command: BotCommand | None
+    """The program to start, or None for a remote bot."""
+    token: str | None = None
+    """A pre-issued token for a remote bot (None: generate one)."""
+
+    @staticmethod
+    def parse(text: str) -> BotSpec:
+        """``remote:NAME`` for a remote seat, otherwise a shell-style command line."""
+        if text.startswith("remote:"):
+            name = text.removeprefix("remote:").strip()
+            if not name:
+                raise ValueError("remote seat needs a name: remote:NAME")
+            return BotSpec(name=name, command=None)
+        command = BotCommand.parse(text)
+        return BotSpec(name=Path(command.argv[-1]).stem or command.argv[0], command=command)
+
+
+async def _start(
+    spec: BotSpec, link: SeatLink, endpoint: str, seed: int, stderr_path: Path | None
+) -> None:
+    assert spec.command is not None
+    env = {
+        "GIN_REFEREE_ENDPOINT": endpoint,
+        "GIN_REFEREE_TOKEN": link.token,
+        "GIN_BOT_SEED": str(seed * 2 + link.seat),
+    }
+    try:
+        link.process = await BotProcess.start(spec.command, env=env, stderr_path=stderr_path)
+    except BotStartError as err:
+        link.record_fault(FaultKind.STARTUP, str(err))
+
+
+async def run_match(
+    config: MatchConfig,
+    specs: tuple[BotSpec, BotSpec],
+    *,
+    bind: str = "tcp://127.0.0.1:0",
+    out_dir: Path | None = None,
+    stop: asyncio.Event | None = None,
+    on_token: TokenNotice | None = None,
+    kill_grace: float = 1.0,
+) -> MatchResult:
+    """Play one match between two bot specs; always tears everything down."""
+    transport = RouterTransport(
+        TransportConfig(
+            endpoint=bind,
+            heartbeat_ivl_ms=1000,
+            heartbeat_timeout_ms=round(5000 * config.time.heartbeat),
+            heartbeat_ttl_ms=round(5000 * config.time.heartbeat),
+        )
+    )
+    recorder: MatchRecorder | None = None
+    links: list[SeatLink] = []
+    hub: Hub | None = None
+    try:
+        endpoint = await transport.start()
+        hub = Hub(transport)
+        for seat, spec in enumerate(specs):
+            link = hub.open_seat(seat, config.time, spec.token)
+            link.name = spec.name
+            links.append(link)
+        if out_dir is not None:
+            recorder = MatchRecorder(out_dir / f"{config.match_id}.jsonl")
+        for spec, link in zip(specs, links, strict=True):
+            if spec.command is None:
+                if on_token is not None:
+                    on_token(spec.name, endpoint, link.token)
+                continue
+            stderr_path = None
+            if out_dir is not None:
+                stderr_path = out_dir / f"{config.match_id}.seat{link.seat}.stderr"
+            await _start(spec, link, endpoint, config.seed, stderr_path)
+        return await play_match(config, (links[0], links[1]), recorder=recorder, stop=stop)
+    finally:
+        for link in links:
+            link.finished = True
+        procs = [link.process for link in links if link.process is not None]
+        if procs:
+            await asyncio.gather(*(p.terminate(grace=kill_grace) for p in procs))
+        if hub is not None:
+            for link in links:
+                hub.close_seat(link)
+        with contextlib.suppress(Exception):
+            if recorder is not None:
+                recorder.close()
+        await transport.close()

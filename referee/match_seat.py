@@ -1,0 +1,292 @@
+"""One seat's link to its bot: requests with deadlines, clocks, heartbeats and fault capture.
+
+The hub's receive loop calls :meth:`SeatLink.on_payload` synchronously for every frame from the
+bound peer and stamps its arrival time there, so a reply's elapsed time never includes the
+referee's own scheduling delay. A decision is a future resolved by that loop and awaited with
+a deadline (``move + bank + grace``); a reply that is not the outstanding one is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from protocol.codec import decode_bot_message, encode
+from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
+from protocol.schema import ActionMsg, Bye, Error, Hello, Message, Ping, Pong, Request, WireAction
+from referee.match_faults import BotFault, Fault, FaultKind
+from referee.process import BotProcess
+
+__all__ = ["Clock", "SeatLink", "TimeControl"]
+
+LOGGER = logging.getLogger(__name__)
+_MAX_ERROR_REPLIES = 8
+"""Error messages sent back for stale replies before going quiet (no amplification)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeControl:
+    """Clock settings, in seconds."""
+
+    move: float = 1.0
+    """Time per decision before the bank is drawn on."""
+    bank: float = 30.0
+    """Per-game bank: time over ``move`` is drawn from it."""
+    grace: float = 0.05
+    """Network grace added to every deadline (not given to the bot)."""
+    startup: float = 10.0
+    """Time to start, connect and say hello."""
+    heartbeat: float = 1.0
+    """Idle ping interval; a bot silent for 5 intervals while idle stalls."""
+    flood_limit: int = 1000
+    """Unsolicited messages per game before flooding is a protocol fault."""
+
+    def __post_init__(self) -> None:
+        for name in ("move", "bank", "grace", "startup", "heartbeat"):
+            value = getattr(self, name)
+            if not 0 <= value <= 86_400:
+                raise ValueError(f"time control {name} must be between 0 and 86400 s")
+        if self.move <= 0 or self.startup <= 0 or self.heartbeat <= 0:
+            raise ValueError("move, startup and heartbeat times must be positive")
+
+    def to_wire(self) -> dict[str, int]:
+        """Milliseconds, as sent in ``match_start``."""
+        return {
+            "move_ms": round(self.move * 1000),
+            "bank_ms": round(self.bank * 1000),
+            "grace_ms": round(self.grace * 1000),
+            "startup_ms": round(self.startup * 1000),
+        }
+
+
+class Clock:
+    """A seat's per-game clock: ``move`` per decision, overtime drawn from ``bank``."""
+
+    def __init__(self, control: TimeControl) -> None:
+        self.control = control
+        self.bank = control.bank
+        self.used = 0.0
+        self.decisions = 0
+
+    def new_game(self) -> None:
+        """Refill the bank for a new game."""
+        self.bank = self.control.bank
+
+    @property
+    def time_left(self) -> float:
+        """Time the bot may spend on the next decision (not counting grace)."""
+        return self.control.move + self.bank
+
+    def charge(self, elapsed: float) -> None:
+        """Account a decision's elapsed time; overtime comes out of the bank (floor 0)."""
+        self.used += elapsed
+        self.decisions += 1
+        over = elapsed - self.control.move
+        if over > 0:
+            self.bank = max(0.0, self.bank - over)
+
+
+class SeatLink:
+    """The referee's side of one seat. Created by the hub when a token is issued."""
+
+    def __init__(
+        self,
+        *,
+        seat: int,
+        token: str,
+        send_bytes: Callable[[bytes, bytes], bool],
+        control: TimeControl,
+    ) -> None:
+        self.seat = seat
+        self.token = token
+        self._send_bytes = send_bytes
+        self.control = control
+        self.clock = Clock(control)
+        self.peer: bytes | None = None
+        self.name = f"seat{seat}"
+        self.process: BotProcess | None = None
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        self.connected: asyncio.Future[None] = loop.create_future()
+        self._pending_id: int | None = None
+        self._pending: asyncio.Future[tuple[WireAction, float]] | None = None
+        self._next_id = 1
+        self._fault: Fault | None = None
+        self._fault_event = asyncio.Event()
+        self.last_heard = loop.time()
+        self.stale_replies = 0
+        self.unsolicited = 0
+        self._errors_sent = 0
+        self._ping_nonce = 0
+        self.game = -1
+        self.hand = -1
+        self.finished = False
+
+    # ------------------------------------------------------------------ faults
+
+    @property
+    def fault(self) -> Fault | None:
+        """The first fault detected on this seat, if any."""
+        return self._fault
+
+    def record_fault(self, kind: FaultKind, detail: str, *, request_id: int | None = None) -> Fault:
+        """Record a fault (the first one sticks) and fail the outstanding request with it."""
+        if self._fault is None:
+            self._fault = Fault(
+                seat=self.seat,
+                kind=kind,
+                detail=detail,
+                game=self.game,
+                hand=self.hand,
+                request_id=self._pending_id if request_id is None else request_id,
+                at=self._loop.time(),
+            )
+            self._fault_event.set()
+            LOGGER.info("seat %d fault %s: %s", self.seat, kind, detail)
+        if self._pending is not None and not self._pending.done():
+            self._pending.set_exception(BotFault(self._fault))
+        return self._fault
+
+    def raise_if_faulted(self) -> None:
+        """Raise the recorded fault, if any, as a :class:`BotFault`."""
+        if self._fault is not None:
+            raise BotFault(self._fault)
+
+    def clear_fault(self) -> None:
+        """Forget a resolved, non-terminal fault (the bot plays on under the policy)."""
+        self._fault = None
+        self._fault_event.clear()
+
+    # ------------------------------------------------------------------ sending
+
+    def send(self, msg: Message) -> bool:
+        """Encode and send a message to the bot; a vanished peer becomes a stall fault."""
+        if self.peer is None:
+            return False
+        ok = self._send_bytes(self.peer, encode(msg))
+        if not ok and not self.finished:
+            self.record_fault(FaultKind.STALL, "connection lost (message could not be delivered)")
+        return ok
+
+    # ------------------------------------------------------------------ receiving
+
+    def on_payload(self, payload: bytes, malformed_frames: bool, arrived: float) -> None:
+        """Handle one frame from the bound peer (called synchronously by the hub)."""
+        self.last_heard = arrived
+        if malformed_frames:
+            self.record_fault(FaultKind.MALFORMED, "a message must be exactly one frame")
+            return
+        try:
+            msg = decode_bot_message(payload)
+        except MalformedMessage as err:
+            self._reply_error(str(err.code), str(err))
+            self.record_fault(FaultKind.MALFORMED, str(err))
+            return
+        except ProtocolError as err:
+            self._reply_error(str(err.code), str(err))
+            self.record_fault(FaultKind.MALFORMED, str(err))
+            return
+        match msg:
+            case ActionMsg(request_id=rid, action=action):
+                pending = self._pending
+                if rid == self._pending_id and pending is not None and not pending.done():
+                    pending.set_result((action, arrived))
+                    return
+                self.stale_replies += 1
+                LOGGER.debug("seat %d stale reply id %s dropped", self.seat, rid)
+                self._reply_error(ErrorCode.STALE_REQUEST, f"no request {rid} is outstanding", rid)
+                self._count_unsolicited()
+            case Pong():
+                pass
+            case Hello():
+                self.record_fault(FaultKind.PROTOCOL, "hello sent twice")
+            case Bye(reason=reason):
+                if not self.finished:
+                    self.record_fault(FaultKind.STALL, f"bot said bye mid-match ({reason})")
+
+    def _count_unsolicited(self) -> None:
+        self.unsolicited += 1
+        if self.unsolicited > self.control.flood_limit:
+            self.record_fault(
+                FaultKind.PROTOCOL,
+                f"flooding: more than {self.control.flood_limit} unsolicited messages",
+            )
+
+    def _reply_error(self, code: str, message: str, request_id: int | None = None) -> None:
+        if self._errors_sent < _MAX_ERROR_REPLIES and self.peer is not None:
+            self._errors_sent += 1
+            self._send_bytes(self.peer, encode(Error(code, message[:400], request_id)))
+
+    # ------------------------------------------------------------------ decisions
+
+    def new_request_id(self) -> int:
+        """A fresh, increasing request id."""
+        rid = self._next_id
+        self._next_id += 1
+        return rid
+
+    async def decide(self, request: Request) -> tuple[WireAction, float]:
+        """Send ``request`` and await the matching reply: ``(action, elapsed_seconds)``.
+
+        Raises :class:`BotFault` on timeout or on any fault detected meanwhile.
+        """
+        self.raise_if_faulted()
+        loop = self._loop
+        future: asyncio.Future[tuple[WireAction, float]] = loop.create_future()
+        self._pending, self._pending_id = future, request.request_id
+        budget = self.clock.time_left + self.control.grace
+        timer: asyncio.TimerHandle | None = None
+        try:
+            if not self.send(request):
+                self.raise_if_faulted()
+            sent = loop.time()
+            timer = loop.call_at(sent + budget, self._expire, future, request.request_id, budget)
+            action, arrived = await future
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._pending, self._pending_id = None, None
+        elapsed = max(0.0, arrived - sent)
+        self.clock.charge(elapsed)
+        return action, elapsed
+
+    def _expire(
+        self, future: asyncio.Future[tuple[WireAction, float]], rid: int, budget: float
+    ) -> None:
+        """Deadline callback: fail the outstanding request with a timeout fault."""
+        if not future.done():
+            self.record_fault(FaultKind.TIMEOUT, f"no reply to request {rid} within {budget:.3f} s")
+
+    # ------------------------------------------------------------------ liveness
+
+    async def watch_process(self) -> None:
+        """Wait for the bot process to exit; an exit before the match ends is a crash."""
+        if self.process is None:
+            return
+        await self.process.wait()
+        if not self.finished:
+            detail = self.process.exit_hint()
+            tail = self.process.stderr_tail(1024).strip()
+            if tail:
+                detail += f"; stderr tail: {tail}"
+            self.record_fault(FaultKind.CRASH, detail)
+
+    async def heartbeat(self) -> None:
+        """Ping the bot while it is idle; five silent intervals make a stall fault."""
+        interval = self.control.heartbeat
+        while not self.finished and self._fault is None:
+            try:
+                async with asyncio.timeout(interval):
+                    await self._fault_event.wait()
+            except TimeoutError:
+                pass
+            if self.finished or self._fault is not None or self._pending is not None:
+                continue
+            silent = self._loop.time() - self.last_heard
+            if silent > 5 * interval:
+                self.record_fault(FaultKind.STALL, f"no answer to heartbeats for {silent:.1f} s")
+            elif silent > interval:
+                self._ping_nonce += 1
+                self.send(Ping(self._ping_nonce))

@@ -1,0 +1,158 @@
+"""Mapping between rules values and protocol messages (the only place that knows both).
+
+Rules objects never know their wire form and ``protocol`` never imports the referee; these
+small functions translate in both directions. Wire forms of the interned actions are cached.
+"""
+
+from __future__ import annotations
+
+from protocol.schema import HandEnd, WireAction, WireView
+from referee.rules import (
+    BIG_GIN,
+    DRAW_STOCK,
+    PASS_UPCARD,
+    TAKE_DISCARD,
+    Action,
+    BigGin,
+    Card,
+    Discard,
+    DrawStock,
+    HandResult,
+    Knock,
+    MalformedAction,
+    Meld,
+    PassUpcard,
+    PlayerView,
+    TakeDiscard,
+    discard_action,
+    knock_action,
+)
+from referee.rules.cards import CARD_TEXT, DECK, bit_indices
+from referee.rules.errors import CardParseError, InvalidMeld
+
+__all__ = ["hand_end_message", "to_action", "to_wire_action", "to_wire_legal", "to_wire_view"]
+
+_WIRE: dict[Action, WireAction] = {
+    PASS_UPCARD: WireAction("pass_upcard"),
+    TAKE_DISCARD: WireAction("take_discard"),
+    DRAW_STOCK: WireAction("draw_stock"),
+    BIG_GIN: WireAction("big_gin"),
+}
+for _each in DECK:
+    _WIRE[discard_action(_each)] = WireAction("discard", str(_each))
+    _WIRE[knock_action(_each)] = WireAction("knock", str(_each))
+_CARD_BY_TEXT = {str(card): card for card in DECK}
+
+
+def _melds_text(melds: tuple[Meld, ...]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(str(card) for card in meld.cards) for meld in melds)
+
+
+def to_wire_action(action: Action) -> WireAction:
+    """The wire form of a rules action (interned actions come from a cache)."""
+    cached = _WIRE.get(action)
+    if cached is not None:
+        return cached
+    match action:
+        case Knock(card=card, melds=melds) if melds is not None:
+            return WireAction("knock", str(card), _melds_text(melds))
+    raise TypeError(f"no wire form for {action!r}")
+
+
+def to_wire_legal(actions: tuple[Action, ...]) -> tuple[WireAction, ...]:
+    """Wire forms of a legal-action list."""
+    wire = _WIRE
+    return tuple([wire[a] for a in actions])
+
+
+def _card(text: str | None, kind: str) -> Card:
+    if text is None:
+        raise MalformedAction(kind, "a card is required")
+    card = _CARD_BY_TEXT.get(text)
+    if card is None:
+        raise CardParseError(text, "not a canonical card")
+    return card
+
+
+def to_action(wire: WireAction) -> Action:
+    """The rules action for a bot's wire action; raises ``RulesError`` naming the problem."""
+    kind = wire.kind
+    if kind == "pass_upcard":
+        return PASS_UPCARD
+    if kind == "take_discard":
+        return TAKE_DISCARD
+    if kind == "draw_stock":
+        return DRAW_STOCK
+    if kind == "big_gin":
+        return BIG_GIN
+    if kind == "discard":
+        if wire.melds is not None:
+            raise MalformedAction("discard", "a discard declares no melds")
+        return discard_action(_card(wire.card, kind))
+    if kind == "knock":
+        card = _card(wire.card, kind)
+        if wire.melds is None:
+            return knock_action(card)
+        try:
+            melds = tuple(Meld.from_cards(_card(t, kind) for t in meld) for meld in wire.melds)
+        except InvalidMeld as err:
+            raise MalformedAction("knock", str(err)) from err
+        return Knock(card, melds)
+    raise MalformedAction(repr(kind), "unknown action kind")
+
+
+def to_wire_view(view: PlayerView) -> WireView:
+    """The wire form of a seat's view."""
+    text = CARD_TEXT
+    return WireView(
+        seat=view.seat,
+        phase=str(view.phase),
+        to_act=view.to_act,
+        dealer=view.dealer,
+        hand=tuple([text[i] for i in bit_indices(view.hand.mask)]),
+        discard_pile=tuple([text[c.index] for c in view.discard_pile]),
+        stock_size=view.stock_size,
+        opponent_hand_size=view.opponent_hand_size,
+        opponent_known=tuple([text[i] for i in bit_indices(view.opponent_known.mask)]),
+        knock_limit=view.knock_limit,
+        multiplier=view.multiplier,
+        turn=view.turn,
+        scores=view.scores,
+        taken_card=None if view.taken_card is None else str(view.taken_card),
+    )
+
+
+def hand_end_message(
+    *, game: int, hand: int, result: HandResult, scores: tuple[int, int]
+) -> HandEnd:
+    """The ``hand_end`` message for a finished (or forfeited) hand."""
+    return HandEnd(
+        game=game,
+        hand=hand,
+        termination=str(result.termination),
+        winner=result.winner,
+        points=result.points,
+        hands=(
+            tuple(str(c) for c in result.hands[0]),
+            tuple(str(c) for c in result.hands[1]),
+        ),
+        melds=(_melds_text(result.melds[0]), _melds_text(result.melds[1])),
+        layoffs=tuple((str(card), *(str(c) for c in meld.cards)) for card, meld in result.layoffs),
+        deadwood=result.deadwood,
+        scores=scores,
+    )
+
+
+def event_action(action: Action, card: Card | None) -> WireAction:
+    """The wire action an opponent is told about (``card`` for a visible taken card)."""
+    match action:
+        case TakeDiscard():
+            return WireAction("take_discard", None if card is None else str(card))
+        case DrawStock() | PassUpcard() | BigGin() | Discard():
+            return to_wire_action(action)
+        case Knock(card=knocked):
+            return WireAction("knock", str(knocked))
+    raise TypeError(f"not an action: {action!r}")
+
+
+__all__ += ["event_action"]

@@ -1,0 +1,358 @@
+"""Spawning, watching and killing untrusted bot processes.
+
+* Each bot runs in its own session and process group (``start_new_session=True``), so
+  ``terminate`` can signal the bot *and everything it forked* with one ``killpg``.
+* stdin and stdout are ``/dev/null`` (the protocol runs over ZeroMQ); stdout can optionally be
+  merged into the stderr capture.  stderr goes to an ``os.pipe`` that the event loop reads
+  continuously (``loop.connect_read_pipe``), keeping the last ``tail_bytes`` in memory and
+  optionally appending to a log file up to a size cap.  A bot flooding stderr therefore never
+  blocks on a full pipe and never grows our memory.  The pipe is ours, not asyncio's subprocess
+  machinery's, so ``wait`` only waits for the bot's exit even if a grandchild keeps the pipe.
+* Startup failures (missing executable, permission denied, bad cwd, ...) raise
+  ``BotStartError``; no bare ``OSError`` escapes ``BotProcess.start``.
+
+Limits (documented, not handled): a grandchild that calls ``setsid`` leaves the group and
+escapes ``terminate`` (cgroups would be needed); no CPU/memory rlimits are applied; if the bot's
+whole group has already vanished before ``terminate`` and its pid was recycled by a new group
+leader in between, the final SIGKILL could hit that group (requires pid wrap-around).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shlex
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType, TracebackType
+from typing import BinaryIO
+
+__all__ = ["BotCommand", "BotProcess", "BotStartError"]
+
+logger = logging.getLogger(__name__)
+
+_TRUNCATED_MARK = b"\n[gin-referee: stderr log truncated]\n"
+_PIPE_CLOSE_TIMEOUT = 0.5  # after the group is dead, wait this long for stderr EOF
+
+
+class BotStartError(Exception):
+    """A bot program could not be started; ``argv`` and a human-readable ``reason``."""
+
+    def __init__(self, argv: Sequence[str], reason: str) -> None:
+        self.argv = tuple(argv)
+        self.reason = reason
+        super().__init__(f"cannot start bot {shlex.join(self.argv)!r}: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class BotCommand:
+    """How to run a bot: ``argv`` (no shell), optional ``cwd`` and extra environment."""
+
+    argv: tuple[str, ...]
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        argv = tuple(self.argv)
+        if not argv or not argv[0]:
+            raise ValueError("bot command is empty")
+        for arg in argv:
+            if not isinstance(arg, str) or "\0" in arg:
+                raise ValueError(f"bad bot command argument {arg!r}")
+        object.__setattr__(self, "argv", argv)
+        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+
+    @classmethod
+    def parse(
+        cls, text: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
+    ) -> BotCommand:
+        """Split a command line such as ``"python3 my_bot.py --fast"`` POSIX-shell style.
+
+        No shell is involved (no globbing, pipes or variable expansion).  Raises ValueError
+        for an empty or unparsable line (e.g. an unclosed quote).
+        """
+        try:
+            argv = shlex.split(text)
+        except ValueError as exc:
+            raise ValueError(f"cannot parse bot command {text!r}: {exc}") from exc
+        if not argv:
+            raise ValueError(f"bot command is empty: {text!r}")
+        return cls(tuple(argv), cwd, {} if env is None else env)
+
+
+class _StderrSink(asyncio.Protocol):
+    """Read side of the stderr pipe: bounded in-memory tail plus a size-capped log file."""
+
+    def __init__(self, tail_bytes: int, log: BinaryIO | None, log_cap: int) -> None:
+        self.tail = bytearray()
+        self.total = 0
+        self.closed = asyncio.Event()
+        self.transport: asyncio.BaseTransport | None = None
+        self._tail_bytes = tail_bytes
+        self._log = log
+        self._log_left = log_cap
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.total += len(data)
+        keep = self._tail_bytes
+        if len(data) >= keep:
+            self.tail[:] = data[-keep:]
+        else:
+            self.tail += data
+            if len(self.tail) > keep:
+                del self.tail[:-keep]
+        if self._log is not None:
+            self._write_log(data)
+
+    def _write_log(self, data: bytes) -> None:
+        log = self._log
+        if log is None:
+            return
+        try:
+            if len(data) <= self._log_left:
+                log.write(data)
+                self._log_left -= len(data)
+            else:
+                log.write(data[: self._log_left])
+                log.write(_TRUNCATED_MARK)
+                self._close_log()
+        except OSError as exc:
+            logger.warning("cannot write bot stderr log: %s", exc)
+            self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
+            self._log = None
+
+    def eof_received(self) -> bool | None:
+        return None  # let the transport close itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._close_log()
+        self.closed.set()
+
+
+class BotProcess:
+    """A running bot in its own process group.  Create with ``await BotProcess.start(...)``.
+
+    Always finish with ``await terminate()`` (cheap if it already exited): it kills stragglers
+    in the group, reaps the child and closes the stderr pipe and log.
+    """
+
+    def __init__(
+        self, argv: tuple[str, ...], proc: asyncio.subprocess.Process, sink: _StderrSink
+    ) -> None:
+        """Internal; use ``BotProcess.start``."""
+        self.argv = argv
+        self._proc = proc
+        self._sink = sink
+        self._lock = asyncio.Lock()
+        self._group_killed = False
+        self._terminated = False
+
+    @classmethod
+    async def start(
+        cls,
+        cmd: BotCommand,
+        *,
+        env: Mapping[str, str] | None = None,
+        base_env: Mapping[str, str] | None = None,
+        stderr_path: Path | None = None,
+        stderr_cap: int = 1 << 20,
+        tail_bytes: int = 4096,
+        merge_stdout: bool = False,
+    ) -> BotProcess:
+        """Spawn ``cmd`` in a new session/process group and start capturing its stderr.
+
+        The child's environment is ``base_env`` (default: ``os.environ``), updated with
+        ``cmd.env``, then with ``env`` (the referee's variables, e.g. the endpoint, win).
+        ``stderr_path`` (appended to, at most ``stderr_cap`` bytes per run) is optional; if it
+        cannot be opened a warning is logged and only the in-memory tail is kept.  With
+        ``merge_stdout`` the bot's stdout goes into the same capture instead of /dev/null.
+        Raises ``BotStartError`` if the program cannot be started.
+        """
+        child_env = dict(os.environ if base_env is None else base_env)
+        child_env.update(cmd.env)
+        if env is not None:
+            child_env.update(env)
+        log = None if stderr_path is None else _open_log(stderr_path)
+        loop = asyncio.get_running_loop()
+        rfd, wfd = os.pipe()
+        proc = None
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *cmd.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=wfd if merge_stdout else subprocess.DEVNULL,
+                stderr=wfd,
+                cwd=cmd.cwd,
+                env=child_env,
+                start_new_session=True,
+            )
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            raise BotStartError(cmd.argv, _start_reason(exc, cmd)) from exc
+        finally:
+            os.close(wfd)  # the child has its copy
+            if proc is None:  # failed or cancelled: release everything
+                os.close(rfd)
+                if log is not None:
+                    log.close()
+        sink = _StderrSink(tail_bytes, log, stderr_cap)
+        bot = cls(cmd.argv, proc, sink)
+        pipe = os.fdopen(rfd, "rb", buffering=0)  # owned by the pipe transport from here on
+        connected = False
+        try:
+            await loop.connect_read_pipe(lambda: sink, pipe)
+            connected = True
+        finally:
+            if not connected:  # includes cancellation: never leak a running bot
+                pipe.close()
+                sink.connection_lost(None)
+                await bot.terminate(grace=0)
+        logger.debug("started bot pid %d: %s", proc.pid, shlex.join(cmd.argv))
+        return bot
+
+    @property
+    def pid(self) -> int:
+        """The bot's process id."""
+        return self._proc.pid
+
+    @property
+    def pgid(self) -> int:
+        """The bot's process-group id (== pid: it is a session and group leader)."""
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit code, ``-signal`` if killed by a signal, None while running."""
+        return self._proc.returncode
+
+    @property
+    def stderr_total(self) -> int:
+        """Total number of bytes the bot wrote to stderr so far."""
+        return self._sink.total
+
+    async def wait(self) -> int:
+        """Wait for the bot process itself to exit; return its returncode.
+
+        Then waits up to 0.5 s more for stderr EOF, so that ``stderr_tail`` is complete in the
+        usual case (a surviving grandchild may hold the pipe open: ``terminate`` cleans up).
+        """
+        rc = await self._proc.wait()
+        if not self._sink.closed.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._sink.closed.wait(), _PIPE_CLOSE_TIMEOUT)
+        return rc
+
+    def exit_hint(self) -> str:
+        """Describe how the bot ended, e.g. "exited with code 3", "killed by signal SIGSEGV"."""
+        rc = self._proc.returncode
+        if rc is None:
+            return "still running"
+        if rc >= 0:
+            hint = f"exited with code {rc}"
+        else:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            hint = f"killed by signal {name}"
+        if self._terminated:
+            hint += " (terminated by the referee)"
+        return hint
+
+    def stderr_tail(self, n: int = 1024) -> str:
+        """The last ``n`` bytes of the bot's stderr, decoded as UTF-8 with replacement."""
+        if n <= 0:
+            return ""
+        return bytes(self._sink.tail[-n:]).decode("utf-8", errors="replace")
+
+    async def terminate(self, grace: float = 1.0) -> int:
+        """Stop the bot and its whole process group; return the bot's returncode.
+
+        SIGTERM (+SIGCONT, so a stopped bot can act on it) to the group, wait up to ``grace``
+        seconds for the bot to exit, then SIGKILL the group (also grandchildren that ignore
+        SIGTERM or survived the bot).  Always reaps the child and closes the stderr capture.
+        Safe to call repeatedly, concurrently, and on an already dead bot.
+        """
+        async with self._lock:
+            if self._proc.returncode is None:
+                self._terminated = True
+                self._signal_group(signal.SIGTERM)
+                self._signal_group(signal.SIGCONT)
+                if grace > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._proc.wait(), grace)
+            if not self._group_killed:
+                self._group_killed = True
+                self._signal_group(signal.SIGKILL)
+            rc = await self._proc.wait()
+            await self._close_capture()
+            return rc
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        try:
+            os.killpg(self.pgid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError as exc:  # the pgid was recycled by someone else's process
+            logger.warning("cannot signal process group %d: %s", self.pgid, exc)
+
+    async def _close_capture(self) -> None:
+        sink = self._sink
+        if sink.closed.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(sink.closed.wait(), _PIPE_CLOSE_TIMEOUT)
+        if not sink.closed.is_set():
+            # A process outside our group still holds the pipe; stop listening to it.
+            logger.info("bot pid %d: stderr still open after kill; closing it", self.pid)
+            if sink.transport is not None:
+                sink.transport.close()
+            await sink.closed.wait()
+
+    async def __aenter__(self) -> BotProcess:
+        """Return self (the process is already running)."""
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Terminate the bot."""
+        await self.terminate()
+
+
+def _open_log(path: Path) -> BinaryIO | None:
+    """Open a bot's stderr log for appending (a quick local open, fine on the loop)."""
+    try:
+        return open(path, "ab")  # closed by the stderr sink
+    except OSError as exc:
+        logger.warning("cannot open bot stderr log %s: %s", path, exc)
+        return None
+
+
+def _start_reason(exc: BaseException, cmd: BotCommand) -> str:
+    """A human-readable reason for a failed spawn."""
+    if isinstance(exc, OSError):
+        target = exc.filename if exc.filename is not None else cmd.argv[0]
+        if isinstance(exc, FileNotFoundError):
+            if cmd.cwd is not None and target == cmd.cwd:
+                return f"working directory not found: {cmd.cwd}"
+            return f"executable not found: {target}"
+        if isinstance(exc, PermissionError):
+            return f"permission denied: {target}"
+        return f"{exc.strerror or exc}: {target}"
+    return str(exc)

@@ -1,0 +1,475 @@
+"""Asyncio transport over ONE ZeroMQ ROUTER socket (the only referee module importing zmq).
+
+Design: ``zmq.asyncio`` is avoided (it tops out near 5k msgs/s here); a plain ``zmq.Socket`` is
+driven by ``loop.add_reader(sock.FD)``.  That FD is *edge*-triggered, so on readiness the socket
+is drained with ``recv(NOBLOCK)`` until ``zmq.Again``; a send also processes libzmq commands and
+may consume an edge, so a send outside a drain schedules one with ``loop.call_soon``.  A drain
+handles at most ``_BATCH`` messages, then reschedules itself (a flooder cannot starve the loop).
+
+Wire unit: ONE frame per message.  Anything else from a peer (several frames, or a REQ-style
+empty delimiter + payload) becomes ``Incoming(peer, b"", malformed=True)`` for the match layer
+to fault.  Delivery is push style (``set_handler``, called synchronously by the reader: the fast
+path) or pull style (``await recv()`` on a queue with a total and a per-peer cap; overflow is
+dropped and counted per peer in ``dropped``, so one flooding bot neither exhausts memory nor
+crowds out the others).
+
+Socket options, set before ``bind``:
+``LINGER=0`` (close never blocks on dead bots); ``ROUTER_MANDATORY=1`` (sending to an unknown or
+vanished routing id fails at once with EHOSTUNREACH instead of a silent drop); ``ROUTER_HANDOVER=0``
+(a second connection claiming a routing id in use is ignored by libzmq, so a bot cannot hijack
+another's identity); ``MAXMSGSIZE`` (libzmq disconnects a peer sending a larger frame, others are
+unaffected); ``SNDHWM``/``RCVHWM`` = ``hwm`` messages per peer (one request is in flight per bot,
+so queues fill only when a bot stalls or floods: a full send queue makes ``send`` return False, a
+full receive queue makes libzmq stop reading that one connection; worst case libzmq holds
+``hwm * max_message_bytes`` per peer, 64 MiB with the defaults, so lower ``hwm`` for large
+tournaments); ZMTP heartbeats ``HEARTBEAT_IVL``/``_TIMEOUT``/``_TTL`` (we PING every interval and
+drop a connection silent for the timeout, so a hung or SIGSTOPped bot gets disconnected instead
+of looking connected forever; TTL tells the peer to drop us if we go silent; 0 disables).
+
+Peer loss, honestly: a ROUTER does not say which routing id a lost connection had, and monitor
+events (ACCEPTED / DISCONNECTED / HANDSHAKE_FAILED_*) carry only an fd and the endpoint.  They are
+exposed as ``MonitorEvent`` via ``set_monitor_handler`` (best effort: logging and statistics).
+The reliable per-peer signals are (a) ``send`` returning False (ROUTER_MANDATORY: EHOSTUNREACH
+once libzmq has torn the peer's pipe down, e.g. after a heartbeat timeout or an oversized
+message) and (b) the match layer's own deadlines for each request.
+
+Known gap: MAXMSGSIZE limits each frame, not the frame count; a peer may send a huge multi-frame
+message (delivered as malformed) before the match layer faults it.
+
+Threading: use a ``RouterTransport`` only from the thread running its event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import struct
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import zmq
+
+logger = logging.getLogger(__name__)
+
+_BATCH = 512  # max messages handled per reader callback before yielding to the loop
+_EVENT_KINDS: Mapping[int, str] = {
+    zmq.EVENT_ACCEPTED: "accepted",
+    zmq.EVENT_DISCONNECTED: "disconnected",
+    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL: "handshake_failed",
+    zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL: "handshake_failed",
+    zmq.EVENT_HANDSHAKE_FAILED_AUTH: "handshake_failed",
+}
+_MONITOR_EVENTS = sum(_EVENT_KINDS)  # distinct bit flags
+_monitor_ids = itertools.count()
+
+
+class TransportError(Exception):
+    """Base class for transport failures that are the referee's problem, not a peer's."""
+
+
+class TransportClosed(TransportError):
+    """The transport is closed (or was never started)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TransportConfig:
+    """Settings for a ``RouterTransport``.
+
+    ``endpoint`` is ``tcp://host:port`` or ``ipc://path``; port 0 (or ``*``) picks a free port,
+    reported by ``RouterTransport.start``.  ``hwm`` is the per-peer ZeroMQ high-water mark in
+    messages (both directions).  ``queue_size``/``peer_queue_size`` bound the pull-style
+    ``recv`` queue (total / per peer).  Heartbeat values of 0 disable ZMTP heartbeats.
+    """
+
+    endpoint: str = "tcp://127.0.0.1:0"
+    max_message_bytes: int = 65536
+    heartbeat_ivl_ms: int = 1000
+    heartbeat_timeout_ms: int = 3000
+    heartbeat_ttl_ms: int = 3000
+    hwm: int = 1000
+    queue_size: int = 1024
+    peer_queue_size: int = 64
+
+    def __post_init__(self) -> None:
+        if not self.endpoint.startswith(("tcp://", "ipc://")):
+            raise ValueError(f"endpoint must be tcp:// or ipc://, got {self.endpoint!r}")
+        if self.max_message_bytes <= 0:
+            raise ValueError("max_message_bytes must be positive")
+        for name in ("hwm", "queue_size", "peer_queue_size"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+        for name in ("heartbeat_ivl_ms", "heartbeat_timeout_ms", "heartbeat_ttl_ms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+
+
+class Incoming(NamedTuple):
+    """One message from a peer: its routing id and the single payload frame.
+
+    ``malformed`` is True (and ``payload`` empty) when the peer sent anything but exactly one
+    frame; the match layer should treat that as a protocol fault of ``peer``.
+    """
+
+    peer: bytes
+    payload: bytes
+    malformed: bool = False
+
+
+class MonitorEvent(NamedTuple):
+    """A socket-monitor event: ``kind`` is "accepted", "disconnected" or "handshake_failed".
+
+    ``value`` is the connection's fd (accepted/disconnected) or an error code (handshake
+    failures).  There is no routing id: ROUTER does not map connections to peers here.
+    """
+
+    kind: str
+    event: int
+    value: int
+    endpoint: str
+
+
+@dataclass(slots=True)
+class TransportStats:
+    """Running counters of a transport (mutated in place; read freely)."""
+
+    received: int = 0
+    sent: int = 0
+    send_failures: int = 0
+    malformed: int = 0
+    dropped_total: int = 0
+    dropped: dict[bytes, int] = field(default_factory=dict)
+    accepted: int = 0
+    disconnected: int = 0
+    handshake_failed: int = 0
+    handler_errors: int = 0
+
+
+class RouterTransport:
+    """Asyncio wrapper around one bound ROUTER socket; see the module docstring.
+
+    Usage::
+
+        async with RouterTransport(TransportConfig()) as t:   # binds
+            t.set_handler(on_message)                         # or: inc = await t.recv()
+            t.send(peer, payload)
+    """
+
+    def __init__(
+        self,
+        config: TransportConfig,
+        *,
+        context: zmq.Context[zmq.Socket[bytes]] | None = None,
+    ) -> None:
+        self._config = config
+        self._own_context = context is None
+        self._context: zmq.Context[zmq.Socket[bytes]] = (
+            zmq.Context() if context is None else context
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sock: zmq.Socket[bytes] | None = None
+        self._monitor: zmq.Socket[bytes] | None = None
+        self._fd = -1
+        self._monitor_fd = -1
+        self._endpoint = ""
+        self._started = False
+        self._closed = False
+        self._drain_pending = False
+        self._in_drain = False
+        self._handler: Callable[[Incoming], None] | None = None
+        self._monitor_handler: Callable[[MonitorEvent], None] | None = None
+        self._queue: deque[Incoming] = deque()
+        self._queued: dict[bytes, int] = {}
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self.stats = TransportStats()
+
+    async def start(self) -> str:
+        """Create, configure and bind the socket; return the actual endpoint (real port)."""
+        if self._closed:
+            raise TransportClosed("transport is closed")
+        if self._started:
+            raise RuntimeError("transport already started")
+        self._loop = asyncio.get_running_loop()
+        cfg = self._config
+        sock = self._context.socket(zmq.ROUTER)
+        try:
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            sock.setsockopt(zmq.ROUTER_HANDOVER, 0)
+            sock.setsockopt(zmq.MAXMSGSIZE, cfg.max_message_bytes)
+            sock.setsockopt(zmq.SNDHWM, cfg.hwm)
+            sock.setsockopt(zmq.RCVHWM, cfg.hwm)
+            if cfg.heartbeat_ivl_ms:
+                sock.setsockopt(zmq.HEARTBEAT_IVL, cfg.heartbeat_ivl_ms)
+                sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, cfg.heartbeat_timeout_ms)
+                sock.setsockopt(zmq.HEARTBEAT_TTL, cfg.heartbeat_ttl_ms)
+            sock.bind(cfg.endpoint)
+            endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+            monitor = sock.get_monitor_socket(
+                _MONITOR_EVENTS, f"inproc://gin-referee-monitor-{next(_monitor_ids)}"
+            )
+        except zmq.ZMQError as exc:
+            sock.close(linger=0)
+            self._term_context()
+            self._closed = True
+            raise TransportError(f"cannot bind {cfg.endpoint}: {exc}") from exc
+        monitor.setsockopt(zmq.LINGER, 0)
+        self._sock, self._monitor = sock, monitor
+        self._endpoint = endpoint
+        self._fd, self._monitor_fd = sock.FD, monitor.FD
+        self._loop.add_reader(self._fd, self._drain)
+        self._loop.add_reader(self._monitor_fd, self._drain_monitor)
+        self._started = True
+        # Connections may have raced the add_reader; the edge may be gone already.
+        self._schedule_drain()
+        self._loop.call_soon(self._drain_monitor)
+        logger.debug("transport bound to %s", self._endpoint)
+        return self._endpoint
+
+    @property
+    def endpoint(self) -> str:
+        """The bound endpoint with the real port (empty before ``start``)."""
+        return self._endpoint
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close`` has been called (or ``start`` failed)."""
+        return self._closed
+
+    @property
+    def context(self) -> zmq.Context[zmq.Socket[bytes]]:
+        """The ZeroMQ context in use (owned and terminated by ``close`` if none was passed)."""
+        return self._context
+
+    @property
+    def dropped(self) -> Mapping[bytes, int]:
+        """Messages dropped per peer because the ``recv`` queue was full."""
+        return self.stats.dropped
+
+    def qsize(self) -> int:
+        """Number of messages waiting in the ``recv`` queue."""
+        return len(self._queue)
+
+    async def close(self) -> None:
+        """Stop reading, close the socket and monitor (linger 0), term an owned context.
+
+        Idempotent.  Pending and future ``recv`` calls raise ``TransportClosed``.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        loop, sock, monitor = self._loop, self._sock, self._monitor
+        self._sock = self._monitor = None
+        if loop is not None and sock is not None and monitor is not None:
+            loop.remove_reader(self._fd)
+            loop.remove_reader(self._monitor_fd)
+            try:
+                sock.disable_monitor()
+            except zmq.ZMQError as exc:  # pragma: no cover - libzmq refusing is harmless
+                logger.debug("disable_monitor failed: %s", exc)
+            monitor.close(linger=0)
+            sock.close(linger=0)
+        self._term_context()
+        self._queue.clear()
+        self._queued.clear()
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+        logger.debug("transport %s closed", self._endpoint or "(unbound)")
+
+    def _term_context(self) -> None:
+        if self._own_context and not self._context.closed:
+            self._context.term()  # all our sockets are closed with linger 0: returns at once
+
+    async def __aenter__(self) -> RouterTransport:
+        """Start the transport (bind) and return it."""
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Close the transport."""
+        await self.close()
+
+    def send(self, peer: bytes, payload: bytes) -> bool:
+        """Queue ``payload`` for ``peer`` without blocking.
+
+        Returns False (and logs at INFO) when the peer is unknown or gone (EHOSTUNREACH) or its
+        send queue is full (EAGAIN); never raises for peer problems.  Raises
+        ``TransportClosed`` if the transport is closed or not started.
+        """
+        sock = self._sock
+        if sock is None:
+            raise TransportClosed("transport is closed" if self._closed else "not started")
+        reason = ""
+        try:
+            sock.send(peer, zmq.SNDMORE | zmq.NOBLOCK)
+            sock.send(payload, zmq.NOBLOCK)
+        except zmq.Again:
+            reason = "send queue full (HWM)"
+        except zmq.ZMQError as exc:
+            if exc.errno in (zmq.ENOTSOCK, zmq.ETERM):
+                raise TransportClosed(f"socket unusable: {exc}") from exc
+            reason = "peer unreachable" if exc.errno == zmq.EHOSTUNREACH else str(exc)
+        if not self._in_drain:
+            self._schedule_drain()
+        if not reason:
+            self.stats.sent += 1
+            return True
+        self.stats.send_failures += 1
+        logger.info("send to peer %r failed: %s", peer, reason)
+        return False
+
+    def set_handler(self, handler: Callable[[Incoming], None] | None) -> None:
+        """Push style: call ``handler(incoming)`` synchronously from the reader (fast path).
+
+        While a handler is set nothing is queued for ``recv``; messages already queued stay
+        there.  ``None`` switches back to queueing.  Exceptions from the handler are logged and
+        counted, never propagated.  The handler may call ``send`` (and schedule ``close``).
+        """
+        self._handler = handler
+
+    def set_monitor_handler(self, handler: Callable[[MonitorEvent], None] | None) -> None:
+        """Call ``handler(event)`` for each socket-monitor event (best effort; no routing id)."""
+        self._monitor_handler = handler
+
+    async def recv(self) -> Incoming:
+        """Pull style: wait for the next queued message from any peer.
+
+        Raises ``TransportClosed`` once the transport is closed.  Does not return while a
+        handler is set (messages go to the handler instead).
+        """
+        while not self._queue:
+            if self._closed:
+                raise TransportClosed("transport is closed")
+            loop = self._loop if self._loop is not None else asyncio.get_running_loop()
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_one()  # pass our wake-up on to another receiver
+                raise
+        if self._closed:
+            raise TransportClosed("transport is closed")
+        inc = self._queue.popleft()
+        left = self._queued[inc.peer] - 1
+        if left:
+            self._queued[inc.peer] = left
+        else:
+            del self._queued[inc.peer]
+        return inc
+
+    def _wake_one(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _schedule_drain(self) -> None:
+        if not self._drain_pending and self._loop is not None:
+            self._drain_pending = True
+            self._loop.call_soon(self._drain)
+
+    def _drain(self) -> None:
+        """Reader callback: receive until EAGAIN (or the batch limit, then reschedule)."""
+        self._drain_pending = False
+        sock = self._sock
+        if sock is None:
+            return
+        noblock, rcvmore = zmq.NOBLOCK, zmq.RCVMORE
+        recv, get = sock.recv, sock.get
+        self._in_drain = True
+        try:
+            for _ in range(_BATCH):
+                try:
+                    peer = recv(noblock)  # a ROUTER always prefixes the routing id frame
+                    payload = recv(noblock)
+                    extra = 0
+                    while get(rcvmore):
+                        recv(noblock)
+                        extra += 1
+                except zmq.Again:
+                    return
+                except zmq.ZMQError as exc:
+                    logger.debug("recv failed, stopping reader: %s", exc)
+                    return
+                if extra:
+                    logger.debug("peer %r sent %d frames", peer, extra + 1)
+                    self._deliver(Incoming(peer, b"", True))
+                else:
+                    self._deliver(Incoming(peer, payload, False))
+                if self._sock is None:  # closed by the handler
+                    return
+            # Batch exhausted: the edge is consumed, so nobody would wake us. Continue later.
+            self._drain_pending = True
+            if self._loop is not None:
+                self._loop.call_soon(self._drain)
+        finally:
+            self._in_drain = False
+
+    def _deliver(self, inc: Incoming) -> None:
+        stats = self.stats
+        stats.received += 1
+        if inc.malformed:
+            stats.malformed += 1
+        handler = self._handler
+        if handler is not None:
+            try:
+                handler(inc)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                stats.handler_errors += 1
+                logger.exception("transport message handler failed for peer %r", inc.peer)
+            return
+        peer = inc.peer
+        queued = self._queued.get(peer, 0)
+        if len(self._queue) >= self._config.queue_size or queued >= self._config.peer_queue_size:
+            stats.dropped_total += 1
+            count = stats.dropped.get(peer, 0) + 1
+            stats.dropped[peer] = count
+            if count == 1:
+                logger.warning("recv queue full: dropping messages from peer %r", peer)
+            return
+        self._queued[peer] = queued + 1
+        self._queue.append(inc)
+        if self._waiters:
+            self._wake_one()
+
+    def _drain_monitor(self) -> None:
+        """Reader callback for the monitor PAIR socket (same edge-triggered pattern)."""
+        monitor = self._monitor
+        if monitor is None:
+            return
+        while True:
+            try:
+                frames = monitor.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            except zmq.ZMQError as exc:
+                logger.debug("monitor recv failed: %s", exc)
+                return
+            if len(frames) != 2 or len(frames[0]) != 6:  # not libzmq 4.x monitor format
+                continue
+            event_id, value = struct.unpack("=Hi", frames[0])
+            kind = _EVENT_KINDS.get(event_id)
+            if kind is None:
+                continue
+            setattr(self.stats, kind, getattr(self.stats, kind) + 1)
+            event = MonitorEvent(kind, event_id, value, frames[1].decode(errors="replace"))
+            logger.debug("transport monitor: %s fd/value=%d on %s", kind, value, event.endpoint)
+            handler = self._monitor_handler
+            if handler is not None:
+                try:
+                    handler(event)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    logger.exception("transport monitor handler failed")
+            if self._monitor is None:
+                return

@@ -1,0 +1,1 @@
+"""Sample bots for gin-referee, each runnable as ``python -m sample_bots.<name>``."""

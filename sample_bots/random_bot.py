@@ -1,0 +1,38 @@
+"""A bot that plays a uniformly random legal action at every decision.
+
+Run it with ``python -m sample_bots.random_bot`` (or ``python sample_bots/random_bot.py``);
+the referee's endpoint and the bot's token come from ``GIN_REFEREE_ENDPOINT`` and
+``GIN_REFEREE_TOKEN`` or from ``--endpoint`` and ``--token``. The choices are seeded from
+``GIN_BOT_SEED`` (default ``"0"``), so a replayed match makes the same moves.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+from protocol.bot import Bot, run_bot_main
+from protocol.schema import Request, WireAction
+
+SEED_ENV = "GIN_BOT_SEED"
+
+
+class RandomBot(Bot):
+    """Picks uniformly among ``request.legal``, reproducibly from its seed."""
+
+    def __init__(self, seed: int | str | None = None) -> None:
+        self.rng = random.Random(os.environ.get(SEED_ENV, "0") if seed is None else seed)
+
+    def act(self, request: Request) -> WireAction:
+        """Any legal action, each with the same chance."""
+        return self.rng.choice(request.legal)
+
+
+def main() -> int:
+    """Play one match against the referee named by the environment or the arguments."""
+    return run_bot_main(RandomBot(), "random-bot")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Full matches between the sample bots over real ZeroMQ and real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from referee.match import play_match
+from referee.match_config import MatchConfig
+from referee.match_faults import FaultKind
+from referee.match_hub import Hub
+from referee.match_seat import SeatLink
+from referee.process import BotCommand, BotProcess
+from referee.transport import RouterTransport, TransportConfig
+from tests.e2e.helpers import FAST, GREEDY, RANDOM, bad, play
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
+
+
+def hand_lines(path: Path) -> list[tuple[object, ...]]:
+    """Deals, actions and results of a record, without timings."""
+    out: list[tuple[object, ...]] = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec["type"] == "hand":
+            actions = [(s, a) for s, a, _ms in rec["actions"]]
+            out.append((rec["deck"], rec["dealer"], actions, rec["result"]))
+    return out
+
+
+async def test_greedy_against_random_full_match(tmp_path: Path) -> None:
+    result = await play(GREEDY, RANDOM, tmp_path, games=3)
+    assert result.reason == "normal" and result.games_played == 3
+    assert result.winner == 0 and result.seats[0].games_won >= 2
+    assert not result.seats[0].faults and not result.seats[1].faults
+    assert result.seats[0].decisions > 0 and result.seats[0].time_used > 0
+    assert (tmp_path / "match.jsonl").exists()
+    assert (tmp_path / "match.seat0.stderr").exists()
+
+
+async def test_same_seed_same_result(tmp_path: Path) -> None:
+    first = await play(GREEDY, GREEDY, tmp_path / "a", games=2, seed=7)
+    second = await play(GREEDY, GREEDY, tmp_path / "b", games=2, seed=7)
+    assert hand_lines(tmp_path / "a" / "match.jsonl") == hand_lines(tmp_path / "b" / "match.jsonl")
+    assert [s.points for s in first.seats] == [s.points for s in second.seats]
+    other = await play(GREEDY, GREEDY, tmp_path / "c", games=2, seed=8)
+    assert hand_lines(tmp_path / "c" / "match.jsonl") != hand_lines(tmp_path / "a" / "match.jsonl")
+    assert other.games_played == 2
+
+
+async def test_a_crashing_match_does_not_disturb_another_on_the_same_hub() -> None:
+    async with RouterTransport(TransportConfig()) as transport:
+        endpoint = transport.endpoint
+        hub = Hub(transport)
+        matches = []
+        procs: list[BotProcess] = []
+        try:
+            for number, (a, b) in enumerate([(GREEDY, bad("crash", 2)), (GREEDY, GREEDY)]):
+                links: list[SeatLink] = []
+                for seat, command in enumerate((a, b)):
+                    link = hub.open_seat(seat, FAST)
+                    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": link.token}
+                    link.process = await BotProcess.start(BotCommand.parse(command), env=env)
+                    procs.append(link.process)
+                    links.append(link)
+                config = MatchConfig(games=2, time=FAST, seed=number, match_id=f"m{number}")
+                matches.append(play_match(config, (links[0], links[1])))
+            crashed, clean = await asyncio.gather(*matches)
+        finally:
+            await asyncio.gather(*(p.terminate(grace=0.5) for p in procs))
+    assert crashed.reason == "forfeit" and crashed.seats[1].faults[0].kind is FaultKind.CRASH
+    assert clean.reason == "normal" and clean.games_played == 2
+    assert not clean.seats[0].faults and not clean.seats[1].faults
+
+
+async def test_greedy_beats_random_in_at_least_90_percent_of_games() -> None:
+    result = await play(GREEDY, RANDOM, games=20, seed=3)
+    assert result.seats[0].games_won >= 18, result.seats

@@ -1,0 +1,1 @@
+"""Tests of the wire protocol package, the Python bot SDK and docs/protocol.md."""

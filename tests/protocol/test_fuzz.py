@@ -1,0 +1,217 @@
+"""Hostile input: whatever the bytes, only ProtocolError subclasses escape the decoder."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from protocol.codec import (
+    MAX_ARRAY_LEN,
+    MAX_DEPTH,
+    MAX_MAP_LEN,
+    MAX_MESSAGE_BYTES,
+    MAX_STR_BYTES,
+    decode,
+    decode_bot_message,
+    decode_referee_message,
+    encode,
+)
+from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
+from protocol.examples import EXAMPLES
+from protocol.schema import MESSAGE_CLASSES, Bye, Message
+from tests.protocol.strategies import messages, wire_map
+
+DECODERS = (decode, decode_bot_message, decode_referee_message)
+
+msgpack_ints = st.integers(-(2**63), 2**64 - 1)
+scalars = (
+    st.none()
+    | st.booleans()
+    | msgpack_ints
+    | st.floats()
+    | st.text(max_size=20)
+    | st.binary(max_size=8)
+)
+msgpack_values = st.recursive(
+    scalars,
+    lambda children: (
+        st.lists(children, max_size=6)
+        | st.dictionaries(st.text(max_size=8) | msgpack_ints, children, max_size=6)
+    ),
+    max_leaves=40,
+)
+"""Arbitrary values msgpack can encode, including ones no message may hold."""
+
+
+def _decode_all(data: bytes) -> None:
+    for decoder in DECODERS:
+        try:
+            result = decoder(data)
+        except ProtocolError as exc:
+            assert exc.code in set(ErrorCode)
+        else:
+            assert type(result) in MESSAGE_CLASSES.values()
+
+
+@settings(max_examples=500)
+@given(st.binary(max_size=600))
+def test_arbitrary_bytes(data: bytes) -> None:
+    _decode_all(data)
+
+
+@settings(max_examples=300)
+@given(messages, st.data())
+def test_mangled_valid_messages(msg: Message, data: st.DataObject) -> None:
+    raw = encode(msg)
+    cut = data.draw(st.integers(0, len(raw)))
+    _decode_all(raw[:cut])
+    flip = data.draw(st.integers(0, len(raw) - 1))
+    _decode_all(raw[:flip] + bytes([raw[flip] ^ data.draw(st.integers(1, 255))]) + raw[flip + 1 :])
+    _decode_all(raw + data.draw(st.binary(min_size=1, max_size=4)))
+
+
+@settings(max_examples=200)
+@given(msgpack_values)
+def test_arbitrary_msgpack_values(value: Any) -> None:
+    _decode_all(msgpack.packb(value))
+
+
+def _replace_somewhere(value: Any, data: st.DataObject) -> Any:
+    """``value`` with one node (maybe the root) replaced by an arbitrary value or removed."""
+    if isinstance(value, dict) and value and data.draw(st.booleans()):
+        key = data.draw(st.sampled_from(sorted(value)))
+        if data.draw(st.integers(0, 3)) == 0:
+            del value[key]
+        else:
+            value[key] = _replace_somewhere(value[key], data)
+        return value
+    if isinstance(value, list) and value and data.draw(st.booleans()):
+        i = data.draw(st.integers(0, len(value) - 1))
+        value[i] = _replace_somewhere(value[i], data)
+        return value
+    return data.draw(msgpack_values)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(messages, st.data())
+def test_valid_messages_with_one_field_corrupted(msg: Message, data: st.DataObject) -> None:
+    wire = _replace_somewhere(wire_map(msg), data)
+    _decode_all(msgpack.packb(wire))
+
+
+def test_oversized_input_is_rejected_before_unpacking(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unpack_called(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the unpacker must not see an oversized frame")
+
+    monkeypatch.setattr(msgpack, "unpackb", unpack_called)
+    data = msgpack.packb({"type": "bye", "reason": "x" * MAX_MESSAGE_BYTES})
+    for decoder in DECODERS:
+        with pytest.raises(MalformedMessage) as info:
+            decoder(data)
+        assert info.value.code == ErrorCode.TOO_LARGE
+        with pytest.raises(MalformedMessage):
+            decoder(b"\x00" * (MAX_MESSAGE_BYTES + 1))
+
+
+def test_message_of_exactly_the_maximum_size_is_accepted() -> None:
+    chunks = ["y" * 4000] * 16  # unknown field, each string under MAX_STR_BYTES
+    base = len(msgpack.packb({"type": "bye", "pad": chunks}))
+    chunks.append("z" * (MAX_MESSAGE_BYTES - base - 3))  # str16 header: 3 bytes
+    data = msgpack.packb({"type": "bye", "pad": chunks})
+    assert len(data) == MAX_MESSAGE_BYTES
+    assert decode(data) == Bye()
+    with pytest.raises(MalformedMessage):
+        decode(data + b"\xc0")
+    with pytest.raises(MalformedMessage) as info:
+        encode(Bye(reason="z" * MAX_MESSAGE_BYTES))
+    assert info.value.code == ErrorCode.TOO_LARGE
+
+
+@pytest.mark.timeout(5)
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x91" * 100_000 + b"\xc0",  # 10^5 nested arrays
+        b"\x81\xa1k" * 30_000 + b"\xc0",  # 3*10^4 nested maps
+        b"\xdc\x00\x01" * 20_000 + b"\xc0",  # array16 headers
+    ],
+    ids=["arrays", "maps", "array16"],
+)
+def test_deep_nesting_is_rejected_quickly(data: bytes) -> None:
+    for decoder in DECODERS:
+        with pytest.raises(MalformedMessage) as info:
+            decoder(data[:MAX_MESSAGE_BYTES])
+        assert info.value.code == ErrorCode.MALFORMED
+
+
+def _nested(depth: int) -> Any:
+    """A value whose arrays nest ``depth`` levels deep."""
+    value: Any = None
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_depth_limit_is_exact() -> None:
+    # The top-level map is level 1, so a field may hold MAX_DEPTH - 1 levels of arrays.
+    ok = msgpack.packb({"type": "bye", "x": _nested(MAX_DEPTH - 1)})
+    assert decode(ok) == Bye()
+    too_deep = msgpack.packb({"type": "bye", "x": _nested(MAX_DEPTH)})
+    with pytest.raises(MalformedMessage, match="nested deeper"):
+        decode(too_deep)
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"", "incomplete"),
+        (b"\xc1", "not valid msgpack"),
+        (msgpack.packb({"type": "ping", "nonce": 1}) + b"\xc0", "trailing"),
+        (b"\x82\xa4type\xa3bye\xa1x\xd6\x05abcd", "max_ext_len"),
+        (b"\x82\xa4type\xa3bye\xa1x\xc7\x00\x05", "ext type 5 is not allowed"),  # empty ext
+        (b"\x81\xa4type\xd6\xff\x00\x00\x00\x00", "max_ext_len"),  # timestamp ext
+        (b"\x82\xa4type\xa3bye\xa1x\xc4\x01z", "not valid msgpack"),  # bin
+        (b"\x82\xa4type\xa3bye\xc4\x00\xc0", "map keys must be strings"),  # empty bin key
+        (b"\x82\xa4type\xa3bye\x01\xc0", "not valid msgpack"),  # int key
+        (b"\x81\xa4type\xa3b\xffe", "not valid msgpack"),  # invalid UTF-8
+        (b"\x81\xa4type\xdb\xff\xff\xff\xff", "not valid msgpack"),  # 4 GiB string header
+        (b"\x81\xa4type\xdd\xff\xff\xff\xff", "not valid msgpack"),  # 4G-element array
+        (b"\x81\xa4type\xdf\xff\xff\xff\xff", "not valid msgpack"),  # 4G-entry map
+        (b"\x81\xa4type\xda" + struct.pack(">H", MAX_STR_BYTES + 1), "not valid msgpack"),
+        (b"\x81\xa4type\xdc" + struct.pack(">H", MAX_ARRAY_LEN + 1), "not valid msgpack"),
+        (b"\x81\xa4type\xde" + struct.pack(">H", MAX_MAP_LEN + 1), "not valid msgpack"),
+    ],
+    ids=[
+        "empty",
+        "reserved-byte",
+        "trailing",
+        "ext",
+        "empty-ext",
+        "timestamp",
+        "bin",
+        "bin-key",
+        "int-key",
+        "utf8",
+        "huge-str",
+        "huge-array",
+        "huge-map",
+        "str-limit",
+        "array-limit",
+        "map-limit",
+    ],
+)
+def test_malformed_bytes(data: bytes, match: str) -> None:
+    for decoder in DECODERS:
+        with pytest.raises(MalformedMessage, match=match) as info:
+            decoder(data)
+        assert info.value.code == ErrorCode.MALFORMED
+
+
+def test_limits_leave_room_for_every_example() -> None:
+    for msg in EXAMPLES.values():
+        assert len(encode(msg)) < MAX_MESSAGE_BYTES // 16

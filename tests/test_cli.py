@@ -1,0 +1,137 @@
+"""The command line: exit codes, summaries, replay verification, bad input, signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from tests.e2e.helpers import GREEDY, RANDOM, bad
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_match_json_summary_and_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["match", GREEDY, RANDOM, "--games", "2", "--json", "--out", str(tmp_path)])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["schema_version"] == 1 and summary["games_played"] == 2
+    assert summary["winner_name"] == "greedy-bot"
+    assert (tmp_path / "referee.log.jsonl").exists()
+    code = main(["replay", str(tmp_path / "match.jsonl")])
+    out = capsys.readouterr().out
+    assert code == 0 and "verified:" in out and "complete" in out and "hand 1" in out
+
+
+def test_readable_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["match", GREEDY, GREEDY, "--games", "1", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "greedy-bot-A" in out and "greedy-bot-B" in out and "winner:" in out
+
+
+def test_replay_rejects_a_tampered_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["match", GREEDY, RANDOM, "--games", "1", "--out", str(tmp_path)]) == 0
+    record = tmp_path / "match.jsonl"
+    lines = record.read_text().splitlines()
+    for i, line in enumerate(lines):
+        rec = json.loads(line)
+        if rec["type"] == "hand" and rec["result"]["winner"] is not None:
+            rec["result"]["points"] += 1
+            lines[i] = json.dumps(rec)
+            bad_line = i + 1
+            break
+    record.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["replay", str(record)]) == 1
+    err = capsys.readouterr().err
+    assert f"match.jsonl:{bad_line}:" in err and "result mismatch" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("", "empty record"),
+        ("{not json\n", "not JSON"),
+        ('{"type":"hand"}\n', "must be the header"),
+    ],
+)
+def test_replay_names_the_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, words: str
+) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(content)
+    assert main(["replay", str(path)]) == 1
+    assert words in capsys.readouterr().err
+
+
+def test_missing_record_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(tmp_path / "nope.jsonl")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--rules", "gin"], "unknown rules preset 'gin'"),
+        (["--games", "0"], "games must be between"),
+        (["--move-time", "-1"], "time control move"),
+    ],
+)
+def test_bad_flags_are_named(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["match", GREEDY, RANDOM, *args]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tournement"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def _pids_with(marker: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode():
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def test_sigterm_stops_the_referee_and_kills_a_bot_that_ignores_sigterm(tmp_path: Path) -> None:
+    marker = "987654"
+    stubborn = bad("ignore_term", int(marker))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee", "match", stubborn, RANDOM, "--games", "50",
+         "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    record = tmp_path / "match.jsonl"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and '"type":"hand"' not in (
+        record.read_text() if record.exists() else ""
+    ):
+        time.sleep(0.05)  # another process's progress: nothing to await
+    assert _pids_with(marker), "the stubborn bot should be running"
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert not _pids_with(marker)
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert lines[-1]["type"] == "match_end" and lines[-1]["interrupted"] is True
+    assert os.path.getsize(record) > 0

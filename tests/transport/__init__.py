@@ -1,0 +1,1 @@
+"""Tests for referee.transport and referee.process."""
