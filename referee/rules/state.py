@@ -409,6 +409,7 @@ def _apply_knock(state: HandState, action: Action) -> HandState:
     )
     return state._replace(
         hands=_with(state.hands, seat, kept),
+        known=_with(state.known, seat, state.known[seat] & ~(1 << action.card.index)),
         discard_pile=(*state.discard_pile, action.card.index),
         phase=_P_OVER,
         taken=-1,

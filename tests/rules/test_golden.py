@@ -308,3 +308,16 @@ def test_actions_out_of_phase_are_refused_with_reasons() -> None:
     assert legal_actions(over) == ()
     with pytest.raises(IllegalAction, match="hand is over"):
         apply(over, DRAW_STOCK)
+
+
+def test_a_knocked_card_taken_from_the_pile_is_no_longer_known() -> None:
+    # Regression (found by hypothesis): the knock discard stayed in the knocker's known cards.
+    state = position(nondealer=KNOCKER, dealer=DEFENDER, upcard="Kd", stock="Qh 2d")
+    state = apply(state, TAKE_DISCARD)  # the non-dealer takes Kd: now known
+    state = apply(state, discard_action(C("2h")))
+    assert state.known[1] == C("Kd").mask
+    state = apply(apply(state, DRAW_STOCK), discard_action(C("Qh")))  # the dealer
+    state = apply(state, DRAW_STOCK)  # the non-dealer draws 2d
+    over = apply(state, knock_action(C("Kd")))
+    assert over.result is not None and over.result.knocker == 1
+    assert over.known == (0, 0)
