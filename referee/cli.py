@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from referee.cli_tournament import add_commands, run_results, run_sprt, run_tournament
 from referee.logs import configure
 from referee.match_config import MatchConfig, MatchResult
 from referee.match_faults import FaultPolicy
@@ -62,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--out", type=Path, default=Path("runs/demo"), help="output directory")
     d.add_argument("--json", action="store_true", help="print a machine summary")
+    add_commands(sub)
     r = sub.add_parser("replay", help="verify a record and print its hands")
     r.add_argument("record", type=Path)
     r.add_argument("--quiet", action="store_true", help="only the verdict")
@@ -170,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "replay":
         return _replay(args)
+    if args.command == "results":
+        return run_results(args)
     if args.command == "demo":
         python = sys.executable
         args = _parser().parse_args(
@@ -186,6 +190,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure(
             level=args.log_level, json_file=None if out is None else out / "referee.log.jsonl"
         )
+        if args.command == "tournament":
+            return asyncio.run(run_tournament(args))
+        if args.command == "sprt":
+            return asyncio.run(run_sprt(args))
         return asyncio.run(_match(args))
     except ValueError as err:
         print(f"gin-referee: error: {err}", file=sys.stderr)

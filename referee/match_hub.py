@@ -49,11 +49,18 @@ class Hub:
         """The endpoint bots connect to."""
         return self.transport.endpoint
 
-    def open_seat(self, seat: int, control: TimeControl, token: str | None = None) -> SeatLink:
-        """A new seat waiting for a bot to say hello with its (fresh or given) token."""
+    def open_seat(
+        self, seat: int, control: TimeControl, token: str | None = None, *, reusable: bool = False
+    ) -> SeatLink:
+        """A new seat waiting for a bot to say hello with its (fresh or given) token.
+
+        A ``reusable`` token (a registered remote bot's) is accepted again for a later seat once
+        this seat is closed; it still binds to one connection at a time.
+        """
         token = token or secrets.token_urlsafe(18)
-        if token in self._by_token or token in self._used:
+        if token in self._by_token or (token in self._used and not reusable):
             raise ValueError("token already issued")
+        self._used.discard(token)
         link = SeatLink(seat=seat, token=token, send_bytes=self.transport.send, control=control)
         self._by_token[token] = link
         return link

@@ -1,0 +1,236 @@
+"""The ``tournament``, ``sprt`` and ``results`` commands (thin: parse, run, print)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from referee.match_faults import FaultPolicy
+from referee.match_seat import TimeControl
+from referee.rules import RuleSet
+from referee.tournament import GameOutcome, TournamentRun, schedule
+from referee.tournament_config import BotEntry, ConfigError, TournamentConfig, load_config
+from referee.tournament_progress import Progress
+from referee.tournament_report import compute_standings, render
+from referee.tournament_stats import Pentanomial, SprtResult, estimate_pairs, sprt_pairs
+from referee.tournament_store import Store, StoreError
+
+__all__ = ["add_commands", "run_results", "run_sprt", "run_tournament"]
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the tournament commands on the main parser."""
+    t = sub.add_parser("tournament", help="run (or resume) a tournament from a TOML file")
+    t.add_argument("config", type=Path)
+    t.add_argument("--out", type=Path, default=None, help="output directory (store, records)")
+    t.add_argument("--resume", action="store_true", help="(default) continue an interrupted run")
+    t.add_argument("--bind", default="tcp://127.0.0.1:0")
+    t.add_argument("--log-level", default="info")
+    s = sub.add_parser("sprt", help="play paired games until the SPRT decides")
+    s.add_argument("--candidate", required=True, help="command line of the new bot")
+    s.add_argument("--baseline", required=True, help="command line of the old bot")
+    s.add_argument("--elo0", type=float, default=0.0)
+    s.add_argument("--elo1", type=float, default=20.0)
+    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--beta", type=float, default=0.05)
+    s.add_argument("--max-games", type=int, default=2000)
+    s.add_argument("--concurrency", type=int, default=2)
+    s.add_argument("--rules", default="standard")
+    s.add_argument("--move-time", type=float, default=1.0)
+    s.add_argument("--bank", type=float, default=30.0)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", type=Path, default=Path("runs/sprt"))
+    s.add_argument("--log-level", default="warning")
+    r = sub.add_parser("results", help="standings of a tournament directory")
+    r.add_argument("dir", type=Path)
+    r.add_argument("--format", choices=("table", "csv", "json"), default="table")
+
+
+async def _run(run: TournamentRun, stop: asyncio.Event) -> bool:
+    """Run with signal handling; True if it was interrupted."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        task = asyncio.ensure_future(run.run())
+        waiter = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if not task.done():
+            print("\ninterrupted: finishing the hands in progress...", file=sys.stderr)
+            grace = max(5.0, 2 * run.config.time.move)
+            done, _ = await asyncio.wait({task}, timeout=grace)
+            if not done:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    return True
+        task.result()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return stop.is_set()
+
+
+def _done_count(out: Path) -> int:
+    path = out / "tournament.sqlite"
+    if not path.exists():
+        return 0
+    store = Store.open(path)
+    try:
+        return store.counts().get("done", 0)
+    finally:
+        store.close()
+
+
+async def run_tournament(args: argparse.Namespace) -> int:
+    """``gin-referee tournament CONFIG``."""
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    out = args.out or config.out or Path("runs") / config.name
+    stop = asyncio.Event()
+    progress = Progress(len(schedule(config)), done=_done_count(out))
+    run = TournamentRun(config, out, stop=stop, on_game=progress.on_game, bind=args.bind)
+    try:
+        interrupted = await _run(run, stop)
+    except StoreError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        progress.close()
+    print(results_text(out, "table"))
+    if interrupted:
+        print("interrupted: run the same command again to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def results_text(out: Path, fmt: str) -> str:
+    """Standings of the tournament stored in ``out``."""
+    store = Store.open(out / "tournament.sqlite")
+    try:
+        return render(compute_standings(store.games()), fmt)
+    finally:
+        store.close()
+
+
+def run_results(args: argparse.Namespace) -> int:
+    """``gin-referee results DIR``."""
+    path = args.dir / "tournament.sqlite"
+    if not path.exists():
+        print(f"gin-referee: {path}: no tournament store here", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        print(results_text(args.dir, args.format))
+    except StoreError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+class _SprtTracker:
+    """Accumulates complete duplicate pairs and stops the run once the test decides."""
+
+    def __init__(self, args: argparse.Namespace, stop: asyncio.Event) -> None:
+        self.args = args
+        self.stop = stop
+        self.halves: dict[int, list[float]] = defaultdict(list)
+        self.pair_scores: list[float] = []
+        self.result: SprtResult | None = None
+
+    def resume_from(self, out: Path) -> None:
+        """Count the games an earlier, interrupted run of the same test already finished."""
+        path = out / "tournament.sqlite"
+        if not path.exists():
+            return
+        store = Store.open(path)
+        try:
+            rows = [r for r in store.games() if r.status == "done" and r.result is not None]
+        finally:
+            store.close()
+        for row in rows:
+            assert row.result is not None
+            self.on_game(GameOutcome(row.spec, row.result))
+
+    def on_game(self, outcome: GameOutcome) -> None:
+        """Account a finished game; stop the run when the test has decided."""
+        winner = outcome.result.get("winner")
+        score = 0.5 if winner is None else float(winner == "candidate")
+        index = outcome.spec.pair_index
+        assert index is not None
+        self.halves[index].append(score)
+        if len(self.halves[index]) == 2:
+            self.pair_scores.append(sum(self.halves.pop(index)))
+            self.result = sprt_pairs(
+                Pentanomial.from_pair_scores(self.pair_scores),
+                elo0=self.args.elo0, elo1=self.args.elo1,
+                alpha=self.args.alpha, beta=self.args.beta,
+            )  # fmt: skip
+            if self.result.verdict != "continue":
+                self.stop.set()
+
+
+async def run_sprt(args: argparse.Namespace) -> int:
+    """``gin-referee sprt --candidate CMD --baseline CMD``."""
+    try:
+        sprt_pairs(Pentanomial((0, 0, 0, 0, 0)), elo0=args.elo0, elo1=args.elo1,
+                   alpha=args.alpha, beta=args.beta)  # fmt: skip
+        games = args.max_games + args.max_games % 2
+        config = TournamentConfig(
+            name="sprt",
+            bots=(BotEntry("candidate", args.candidate), BotEntry("baseline", args.baseline)),
+            format="gauntlet",
+            games_per_pairing=games,
+            duplicate=True,
+            seed=args.seed,
+            concurrency=args.concurrency,
+            rules=RuleSet.preset(args.rules),
+            time=TimeControl(move=args.move_time, bank=args.bank),
+            policy=FaultPolicy.FORFEIT_GAME,
+        )
+    except ValueError as err:
+        print(f"gin-referee: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    stop = asyncio.Event()
+    tracker = _SprtTracker(args, stop)
+    try:
+        tracker.resume_from(args.out)
+    except StoreError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    # If an earlier run already decided, ``stop`` is set and no game is started.
+    run = TournamentRun(config, args.out, stop=stop, on_game=tracker.on_game)
+    try:
+        interrupted = await _run(run, stop)
+    except StoreError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    result = tracker.result
+    pairs = Pentanomial.from_pair_scores(tracker.pair_scores)
+    estimate = estimate_pairs(pairs)
+    verdict = "undecided" if result is None or result.verdict == "continue" else result.verdict
+    meaning = {"accept": "H1 accepted: the candidate is stronger",
+               "reject": "H0 accepted: no proof the candidate is stronger",
+               "undecided": "no decision within the game limit"}[verdict]  # fmt: skip
+    llr = 0.0 if result is None else result.llr
+    bounds = "" if result is None else f" in ({result.lower_bound:.2f}, {result.upper_bound:.2f})"
+    print(f"SPRT elo0={args.elo0:g} elo1={args.elo1:g} alpha={args.alpha:g} beta={args.beta:g}")
+    print(f"verdict: {verdict} ({meaning}); LLR {llr:.2f}{bounds}")
+    print(f"games: {2 * pairs.pairs} in {pairs.pairs} duplicate pairs; pentanomial {pairs.counts}")
+    print(
+        f"score: {estimate.score:.3f}, Elo {estimate.elo:+.1f} "
+        f"[{estimate.lower:+.1f}, {estimate.upper:+.1f}] (95%), LOS {100 * estimate.los:.1f}%"
+    )
+    if interrupted and verdict == "undecided":
+        return EXIT_INTERRUPTED
+    return EXIT_OK

@@ -1,0 +1,264 @@
+"""Tournaments: a schedule of games played concurrently over one hub, stored as they end.
+
+Every game is a one-game match between two freshly started bot processes (a remote bot
+connects with its registered token instead). Games are taken from the store by workers with a
+lease (*claim*), *played*, and *recorded* in one transaction; a killed referee loses only the
+games in progress, which the next run (same command) plays again from their seeds.
+
+Duplicate deals: games ``2p`` and ``2p+1`` of a pairing share a ``deal_key``, so they see the
+same deck orders, with the seats swapped (the other bot deals the first hand and receives the
+cards the first bot received).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import random
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.match import play_match
+from referee.match_config import MatchConfig, MatchResult
+from referee.match_faults import FaultKind
+from referee.match_hub import Hub
+from referee.match_record import MatchRecorder
+from referee.match_seat import SeatLink
+from referee.process import BotCommand, BotProcess, BotStartError
+from referee.rules import Card, shuffled_deck
+from referee.tournament_config import BotEntry, TournamentConfig
+from referee.tournament_store import Claim, GameSpec, Store
+from referee.transport import RouterTransport, TransportConfig
+
+__all__ = ["GameOutcome", "TournamentRun", "deal_deck", "schedule"]
+
+LOGGER = logging.getLogger(__name__)
+LEASE_SECONDS = 300.0
+
+
+def schedule(config: TournamentConfig) -> list[GameSpec]:
+    """Every game of the tournament, interleaving pairings so early standings are fair."""
+    games: list[GameSpec] = []
+    pairings = config.pairings()
+    for k in range(config.games_per_pairing):
+        for first, second in pairings:
+            pairing = f"{first}-vs-{second}"
+            swap = k % 2 == 1
+            seat0, seat1 = (second, first) if swap else (first, second)
+            if config.duplicate:
+                pair_index: int | None = k // 2
+                deal_key = f"{config.seed}/{pairing}/pair{k // 2}"
+            else:
+                pair_index = None
+                deal_key = f"{config.seed}/{pairing}/game{k}"
+            games.append(GameSpec(len(games), pairing, seat0, seat1, deal_key, pair_index))
+    return games
+
+
+def deal_deck(deal_key: str, hand: int) -> tuple[Card, ...]:
+    """The deck order of hand ``hand`` of the games sharing ``deal_key``."""
+    digest = hashlib.sha256(f"gin-referee/tdeck/{deal_key}/{hand}".encode()).digest()
+    return shuffled_deck(random.Random(int.from_bytes(digest[:16], "big")))
+
+
+def _bot_seed(spec: GameSpec, name: str) -> str:
+    digest = hashlib.sha256(f"{spec.deal_key}/{spec.game_id}/{name}".encode()).digest()
+    return str(int.from_bytes(digest[:6], "big"))
+
+
+@dataclass(frozen=True, slots=True)
+class GameOutcome:
+    """A finished game as reported to progress displays."""
+
+    spec: GameSpec
+    """The game."""
+    result: dict[str, Any]
+    """What was stored."""
+
+
+def result_dict(spec: GameSpec, result: MatchResult) -> dict[str, Any]:
+    """The stored form of a game's result."""
+    names = (spec.seat0, spec.seat1)
+    winner = None if result.winner is None else names[result.winner]
+    return {
+        "seats": list(names),
+        "winner": winner,
+        "reason": result.reason,
+        "totals": [s.points for s in result.seats],
+        "hands_won": [s.hands_won for s in result.seats],
+        "decisions": [s.decisions for s in result.seats],
+        "time_used": [round(s.time_used, 4) for s in result.seats],
+        "faults": [f.to_dict() for s in result.seats for f in s.faults],
+        "record": result.record_path,
+    }
+
+
+class TournamentRun:
+    """Plays (or resumes) one tournament into an output directory."""
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        out: Path,
+        *,
+        stop: asyncio.Event | None = None,
+        on_game: Callable[[GameOutcome], None] | None = None,
+        bind: str = "tcp://127.0.0.1:0",
+    ) -> None:
+        self.config = config
+        self.out = out
+        self.stop = stop or asyncio.Event()
+        self.on_game = on_game
+        self.bind = bind
+        self.owner = f"host-{secrets.token_hex(4)}"
+        self.bots = {b.name: b for b in config.bots}
+        self.resumed = False
+        self.total = 0
+        self.lag_max = 0.0
+
+    async def run(self) -> Store:
+        """Play every unplayed game; returns the (closed) store's path owner for reading."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "games").mkdir(exist_ok=True)
+        (self.out / "stderr").mkdir(exist_ok=True)
+        store = Store.open(self.out / "tournament.sqlite")
+        try:
+            games = schedule(self.config)
+            self.total = len(games)
+            created = store.init_tournament(
+                config=self.config.to_dict(),
+                config_hash=self.config.config_hash,
+                games=games,
+                now=time.time(),
+            )
+            if not created:
+                self.resumed = True
+                released = store.release_all()
+                LOGGER.info("resuming: %d unfinished claim(s) released", released)
+            transport = RouterTransport(TransportConfig(endpoint=self.bind, heartbeat_ivl_ms=1000,
+                                                        heartbeat_timeout_ms=10000,
+                                                        heartbeat_ttl_ms=10000))  # fmt: skip
+            async with transport:
+                hub = Hub(transport)
+                lag = asyncio.ensure_future(self._watch_lag())
+                try:
+                    async with asyncio.TaskGroup() as group:
+                        for _ in range(self.config.concurrency):
+                            group.create_task(self._worker(store, hub))
+                finally:
+                    lag.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await lag
+        finally:
+            store.close()
+        return store
+
+    async def _watch_lag(self) -> None:
+        """Measure the event loop's scheduling lag (a slow referee must not cost bots time)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(0.1)
+            self.lag_max = max(self.lag_max, loop.time() - before - 0.1)
+
+    async def _worker(self, store: Store, hub: Hub) -> None:
+        while not self.stop.is_set():
+            claim = store.claim(owner=self.owner, lease_seconds=LEASE_SECONDS, now=time.time())
+            if claim is None:
+                return
+            renewer = asyncio.ensure_future(self._renew(store, claim))
+            try:
+                result = await self._play(hub, claim.game, claim.attempt)
+            except asyncio.CancelledError:
+                store.release(claim)
+                raise
+            finally:
+                renewer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewer
+            if result is None:  # stopped before the end: give the game back
+                store.release(claim)
+                return
+            stored = result_dict(claim.game, result)
+            faults = stored["faults"]
+            ok = store.record(
+                claim, result=stored, faults=faults, timings={"lag_max": self.lag_max},
+                now=time.time(),
+            )  # fmt: skip
+            if ok and self.on_game is not None:
+                self.on_game(GameOutcome(claim.game, stored))
+
+    async def _renew(self, store: Store, claim: Claim) -> None:
+        current: Claim | None = claim
+        while current is not None:
+            await asyncio.sleep(LEASE_SECONDS / 3)
+            current = store.renew(current, lease_seconds=LEASE_SECONDS, now=time.time())
+
+    async def _play(self, hub: Hub, spec: GameSpec, attempt: int) -> MatchResult | None:
+        """Play one game; None if the tournament was stopped before it ended."""
+        config = self.config
+        match_config = MatchConfig(
+            rules=config.rules,
+            games=1,
+            seed=config.seed,
+            time=config.time,
+            policy=config.policy,
+            strikes=config.strikes,
+            match_id=f"g{spec.game_id:06d}-a{attempt}",
+        )
+        entries = (self.bots[spec.seat0], self.bots[spec.seat1])
+        links: list[SeatLink] = []
+        recorder = MatchRecorder(self.out / "games" / f"{match_config.match_id}.jsonl")
+        try:
+            for seat, entry in enumerate(entries):
+                link = hub.open_seat(
+                    seat, config.time, entry.token, reusable=entry.token is not None
+                )
+                link.name = entry.name
+                links.append(link)
+                await self._start(hub, link, entry, spec, match_config.match_id)
+            result = await play_match(
+                match_config,
+                (links[0], links[1]),
+                recorder=recorder,
+                deck_source=lambda _game, hand: deal_deck(spec.deal_key, hand),
+                stop=self.stop,
+            )
+        finally:
+            for link in links:
+                link.finished = True
+            procs = [link.process for link in links if link.process is not None]
+            await asyncio.gather(*(p.terminate(grace=1.0) for p in procs))
+            for link in links:
+                hub.close_seat(link)
+            recorder.close()
+        if result.interrupted:
+            return None
+        # Stored names are the configured ones, whatever the bots called themselves.
+        for summary, entry in zip(result.seats, entries, strict=True):
+            summary.name = entry.name
+        return result
+
+    async def _start(
+        self, hub: Hub, link: SeatLink, entry: BotEntry, spec: GameSpec, match_id: str
+    ) -> None:
+        if entry.command is None:
+            return
+        env = {
+            "GIN_REFEREE_ENDPOINT": hub.endpoint,
+            "GIN_REFEREE_TOKEN": link.token,
+            "GIN_BOT_SEED": _bot_seed(spec, entry.name),
+        }
+        path = self.out / "stderr" / f"{match_id}.{entry.name}.stderr"
+        try:
+            link.process = await BotProcess.start(
+                BotCommand.parse(entry.command), env=env, stderr_path=path
+            )
+        except BotStartError as err:
+            link.record_fault(FaultKind.STARTUP, str(err))

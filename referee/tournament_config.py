@@ -1,0 +1,268 @@
+"""Tournament configuration: a TOML file, validated with errors that name the key.
+
+See ``examples/tournament.toml`` and docs/tournaments.md for every key. The configuration's
+canonical JSON and hash identify the tournament in its store, so a resumed run is checked to
+be the same tournament.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from referee.match_faults import FaultPolicy
+from referee.match_seat import TimeControl
+from referee.process import BotCommand
+from referee.rules import RuleSet
+
+__all__ = ["BotEntry", "ConfigError", "TournamentConfig", "load_config", "parse_config"]
+
+FORMATS = ("round-robin", "gauntlet")
+
+
+class ConfigError(ValueError):
+    """A configuration problem; the message names the file, the key and the problem."""
+
+    def __init__(self, source: str, key: str, problem: str) -> None:
+        self.source, self.key, self.problem = source, key, problem
+        where = f"{source}: {key}" if key else source
+        super().__init__(f"{where}: {problem}")
+
+
+@dataclass(frozen=True, slots=True)
+class BotEntry:
+    """One bot of a tournament: a command to start per game, or a remote bot's token."""
+
+    name: str
+    """Unique name used in standings."""
+    command: str | None
+    """Command line (shell-style), or None for a remote bot."""
+    token: str | None = None
+    """The token a remote bot presents in its hello."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TournamentConfig:
+    """A validated tournament configuration."""
+
+    name: str
+    """Tournament name."""
+    bots: tuple[BotEntry, ...]
+    """Participants, in file order."""
+    format: str = "round-robin"
+    """``round-robin`` (every pairing) or ``gauntlet`` (the candidate against each other bot)."""
+    candidate: str | None = None
+    """The gauntlet's candidate (default: the first bot)."""
+    games_per_pairing: int = 10
+    """Games per pairing (an even number when duplicate deals are on)."""
+    duplicate: bool = True
+    """Play every deal sequence twice with the seats swapped."""
+    seed: int = 0
+    """Seed of every deck order."""
+    concurrency: int = 2
+    """Games played at once."""
+    rules: RuleSet
+    """The rule set."""
+    time: TimeControl
+    """Clocks."""
+    policy: FaultPolicy = FaultPolicy.FORFEIT_GAME
+    """Fault policy."""
+    strikes: int = 3
+    """Strikes that forfeit under the strike policy."""
+    out: Path | None = None
+    """Output directory (store, records, logs, stderr)."""
+
+    def pairings(self) -> list[tuple[str, str]]:
+        """Unordered pairings (first, second) in a stable order."""
+        names = [b.name for b in self.bots]
+        if self.format == "gauntlet":
+            lead = self.candidate or names[0]
+            return [(lead, other) for other in names if other != lead]
+        return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Canonical plain data (what the hash covers; the output directory is not included)."""
+        return {
+            "name": self.name,
+            "bots": [{"name": b.name, "command": b.command, "remote": b.command is None}
+                     for b in self.bots],
+            "format": self.format,
+            "candidate": self.candidate,
+            "games_per_pairing": self.games_per_pairing,
+            "duplicate": self.duplicate,
+            "seed": self.seed,
+            "rules": self.rules.to_dict(),
+            "time": self.time.to_wire(),
+            "policy": str(self.policy),
+            "strikes": self.strikes,
+        }  # fmt: skip
+
+    @property
+    def config_hash(self) -> str:
+        """SHA-256 (16 hex digits) of :meth:`to_dict` as canonical JSON."""
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _get(table: dict[str, Any], key: str, kind: type | tuple[type, ...], src: str, path: str,
+         default: Any = None) -> Any:  # fmt: skip
+    if key not in table:
+        return default
+    value = table[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        raise ConfigError(src, path + key, f"expected {_names(kinds)}, got a boolean")
+    if not isinstance(value, kinds):
+        raise ConfigError(src, path + key, f"expected {_names(kinds)}, got {type(value).__name__}")
+    return value
+
+
+def _names(kinds: tuple[type, ...]) -> str:
+    words = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+             dict: "a table", list: "an array"}  # fmt: skip
+    return " or ".join(words.get(k, k.__name__) for k in kinds)
+
+
+def _check_keys(table: dict[str, Any], allowed: set[str], src: str, path: str) -> None:
+    for key in table:
+        if key not in allowed:
+            known = ", ".join(sorted(allowed))
+            raise ConfigError(src, path + key, f"unknown key (known: {known})")
+
+
+def _bots(raw: Any, src: str) -> tuple[BotEntry, ...]:
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise ConfigError(src, "bots", "need an array of at least two [[bots]] tables")
+    bots: list[BotEntry] = []
+    for i, table in enumerate(raw):
+        path = f"bots[{i}]."
+        if not isinstance(table, dict):
+            raise ConfigError(src, f"bots[{i}]", "expected a table")
+        _check_keys(table, {"name", "command", "remote", "token"}, src, path)
+        name = _get(table, "name", str, src, path)
+        if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+            raise ConfigError(src, path + "name", "required: letters, digits, '-', '_' or '.'")
+        if any(b.name == name for b in bots):
+            raise ConfigError(src, path + "name", f"duplicate bot name {name!r}")
+        remote = _get(table, "remote", bool, src, path, False)
+        command = _get(table, "command", str, src, path)
+        token = _get(table, "token", str, src, path)
+        if remote:
+            if command is not None:
+                raise ConfigError(src, path + "command", "a remote bot has no command")
+            if not token or len(token) < 8:
+                raise ConfigError(
+                    src, path + "token", "a remote bot needs a token of 8+ characters"
+                )
+            bots.append(BotEntry(name, None, token))
+            continue
+        if command is None:
+            raise ConfigError(src, path + "command", "required (or set remote = true)")
+        try:
+            BotCommand.parse(command)
+        except ValueError as err:
+            raise ConfigError(src, path + "command", str(err)) from None
+        bots.append(BotEntry(name, command))
+    return tuple(bots)
+
+
+def _rules(raw: Any, src: str) -> RuleSet:
+    if raw is None:
+        return RuleSet.preset("standard")
+    if isinstance(raw, str):
+        try:
+            return RuleSet.preset(raw)
+        except ValueError as err:
+            raise ConfigError(src, "rules", str(err)) from None
+    if not isinstance(raw, dict):
+        raise ConfigError(src, "rules", "expected a preset name or a table")
+    fields = dict(raw)
+    preset = fields.pop("preset", "standard")
+    try:
+        base = RuleSet.preset(str(preset))
+        merged = {**base.to_dict(), **fields, "name": fields.get("name", f"{preset}-custom")}
+        return RuleSet.from_dict(merged)
+    except ValueError as err:
+        raise ConfigError(src, "rules", str(err)) from None
+
+
+def parse_config(data: dict[str, Any], *, source: str = "<config>") -> TournamentConfig:
+    """Validate parsed TOML data into a :class:`TournamentConfig`."""
+    src = source
+    _check_keys(data, {"tournament", "bots", "rules", "time", "faults"}, src, "")
+    t = _get(data, "tournament", dict, src, "", {})
+    _check_keys(t, {"name", "format", "candidate", "games_per_pairing", "duplicate", "seed",
+                    "concurrency", "out"}, src, "tournament.")  # fmt: skip
+    bots = _bots(data.get("bots"), src)
+    fmt = _get(t, "format", str, src, "tournament.", "round-robin")
+    if fmt not in FORMATS:
+        raise ConfigError(src, "tournament.format", f"must be one of {', '.join(FORMATS)}")
+    candidate = _get(t, "candidate", str, src, "tournament.")
+    if candidate is not None and candidate not in {b.name for b in bots}:
+        raise ConfigError(src, "tournament.candidate", f"no bot named {candidate!r}")
+    games = _get(t, "games_per_pairing", int, src, "tournament.", 10)
+    duplicate = _get(t, "duplicate", bool, src, "tournament.", True)
+    if not 1 <= games <= 1_000_000:
+        raise ConfigError(src, "tournament.games_per_pairing", "must be between 1 and 1000000")
+    if duplicate and games % 2:
+        raise ConfigError(src, "tournament.games_per_pairing", "must be even with duplicate deals")
+    concurrency = _get(t, "concurrency", int, src, "tournament.", os.cpu_count() or 2)
+    if not 1 <= concurrency <= 256:
+        raise ConfigError(src, "tournament.concurrency", "must be between 1 and 256")
+    time_table = _get(data, "time", dict, src, "", {})
+    _check_keys(time_table, {"move", "bank", "grace", "startup", "heartbeat"}, src, "time.")
+    times: dict[str, Any] = {
+        k: float(_get(time_table, k, (int, float), src, "time.")) for k in time_table
+    }
+    try:
+        clock = replace(TimeControl(), **times)
+    except ValueError as err:
+        raise ConfigError(src, "time", str(err)) from None
+    faults = _get(data, "faults", dict, src, "", {})
+    _check_keys(faults, {"policy", "strikes"}, src, "faults.")
+    policy_text = _get(faults, "policy", str, src, "faults.", str(FaultPolicy.FORFEIT_GAME))
+    try:
+        policy = FaultPolicy(policy_text)
+    except ValueError:
+        choices = ", ".join(p.value for p in FaultPolicy)
+        raise ConfigError(src, "faults.policy", f"must be one of {choices}") from None
+    strikes = _get(faults, "strikes", int, src, "faults.", 3)
+    if not 1 <= strikes <= 1000:
+        raise ConfigError(src, "faults.strikes", "must be between 1 and 1000")
+    out = _get(t, "out", str, src, "tournament.")
+    return TournamentConfig(
+        name=_get(t, "name", str, src, "tournament.", "tournament"),
+        bots=bots,
+        format=fmt,
+        candidate=candidate,
+        games_per_pairing=games,
+        duplicate=duplicate,
+        seed=_get(t, "seed", int, src, "tournament.", 0),
+        concurrency=concurrency,
+        rules=_rules(data.get("rules"), src),
+        time=clock,
+        policy=policy,
+        strikes=strikes,
+        out=None if out is None else Path(out),
+    )
+
+
+def load_config(path: Path) -> TournamentConfig:
+    """Read and validate a TOML file; :class:`ConfigError` names what is wrong."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(str(path), "", f"cannot read: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(str(path), "", f"not valid TOML: {err}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "", "not UTF-8 text") from None
+    config = parse_config(data, source=str(path))
+    if config.out is not None and not config.out.is_absolute():
+        config = replace(config, out=path.parent / config.out)
+    return config

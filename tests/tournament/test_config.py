@@ -1,0 +1,90 @@
+"""Tournament configuration: valid files load; every error names the key and the problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from referee.tournament import schedule
+from referee.tournament_config import ConfigError, load_config, parse_config
+
+ROOT = Path(__file__).resolve().parents[2]
+TWO = [{"name": "a", "command": "python3 a.py"}, {"name": "b", "command": "python3 b.py"}]
+
+
+def test_the_example_loads() -> None:
+    config = load_config(ROOT / "examples" / "tournament.toml")
+    assert [b.name for b in config.bots] == ["greedy", "random", "node"]
+    assert config.games_per_pairing == 10 and config.duplicate and config.seed == 2026
+    assert config.out == ROOT / "examples" / "../runs/sample-cup"
+    assert len(config.pairings()) == 3
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "words"),
+    [
+        ({"bots": TWO[:1]}, "bots", "at least two"),
+        ({"bots": [*TWO, {"name": "a", "command": "x"}]}, "bots[2].name", "duplicate"),
+        ({"bots": [{"name": "a"}, TWO[1]]}, "bots[0].command", "required"),
+        ({"bots": [{"name": "a", "command": 3}, TWO[1]]}, "bots[0].command", "expected a string"),
+        ({"bots": [{"name": "a", "remote": True}, TWO[1]]}, "bots[0].token", "token"),
+        ({"bots": TWO, "tournament": {"format": "swiss"}}, "tournament.format", "must be one of"),
+        (
+            {"bots": TWO, "tournament": {"games_per_pairing": 3}},
+            "tournament.games_per_pairing",
+            "even",
+        ),
+        ({"bots": TWO, "tournament": {"concurency": 2}}, "tournament.concurency", "unknown key"),
+        ({"bots": TWO, "tournament": {"candidate": "zed"}}, "tournament.candidate", "no bot named"),
+        ({"bots": TWO, "rules": "gin"}, "rules", "unknown rules preset"),
+        ({"bots": TWO, "rules": {"knock_limit": "ten"}}, "rules", "knock_limit must be int"),
+        ({"bots": TWO, "time": {"move": -1}}, "time", "time control move"),
+        ({"bots": TWO, "time": {"move": "fast"}}, "time.move", "expected an integer or a number"),
+        ({"bots": TWO, "faults": {"policy": "lenient"}}, "faults.policy", "must be one of"),
+        ({"bots": TWO, "extra": 1}, "extra", "unknown key"),
+    ],
+)
+def test_errors_name_the_key(data: dict[str, object], key: str, words: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(data, source="t.toml")
+    assert info.value.key == key
+    assert words in str(info.value) and str(info.value).startswith(f"t.toml: {key}:")
+
+
+def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tournament\nname=")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+
+
+def test_schedule_plays_duplicate_pairs_with_seats_swapped() -> None:
+    config = parse_config({"bots": TWO, "tournament": {"games_per_pairing": 4, "seed": 9}})
+    games = schedule(config)
+    assert len(games) == 4
+    first, second = games[0], games[1]
+    assert first.deal_key == second.deal_key and first.pair_index == second.pair_index == 0
+    assert (first.seat0, first.seat1) == (second.seat1, second.seat0)
+    assert games[2].deal_key != first.deal_key
+    unpaired = parse_config(
+        {"bots": TWO, "tournament": {"games_per_pairing": 3, "duplicate": False}}
+    )
+    keys = [g.deal_key for g in schedule(unpaired)]
+    assert len(set(keys)) == 3 and all(g.pair_index is None for g in schedule(unpaired))
+
+
+def test_round_robin_and_gauntlet_pairings() -> None:
+    bots = [*TWO, {"name": "c", "command": "python3 c.py"}]
+    assert parse_config({"bots": bots}).pairings() == [("a", "b"), ("a", "c"), ("b", "c")]
+    gauntlet = parse_config({"bots": bots, "tournament": {"format": "gauntlet", "candidate": "c"}})
+    assert gauntlet.pairings() == [("c", "a"), ("c", "b")]
+
+
+def test_config_hash_ignores_output_directory_but_not_rules() -> None:
+    a = parse_config({"bots": TWO, "tournament": {"out": "x"}})
+    b = parse_config({"bots": TWO, "tournament": {"out": "y"}})
+    c = parse_config({"bots": TWO, "rules": "classic"})
+    assert a.config_hash == b.config_hash != c.config_hash

@@ -1,0 +1,150 @@
+"""Tournaments end to end: real bots, the store, resume after kill -9, faulty bots, SPRT."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.tournament_store import Store
+from tests.e2e.helpers import GREEDY, RANDOM, bad
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def write_config(path: Path, bots: list[tuple[str, str]], games: int, **extra: object) -> Path:
+    lines = [
+        "[tournament]",
+        'name = "t"',
+        f"games_per_pairing = {games}",
+        "seed = 5",
+        f"concurrency = {extra.get('concurrency', 2)}",
+        "[time]",
+        "move = 0.5",
+        "bank = 2.0",
+        "startup = 10.0",
+    ]
+    for name, command in bots:
+        lines += ["[[bots]]", f'name = "{name}"', f"command = {json.dumps(command)}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def game_results(out: Path) -> dict[int, tuple[object, ...]]:
+    store = Store.open(out / "tournament.sqlite")
+    try:
+        rows = store.games()
+    finally:
+        store.close()
+    return {
+        r.spec.game_id: (r.status, r.result["winner"], tuple(r.result["totals"]))
+        for r in rows
+        if r.result is not None
+    }
+
+
+def test_round_robin_of_the_sample_bots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bots = [("greedy", GREEDY), ("random", RANDOM), ("greedy2", GREEDY)]
+    config = write_config(tmp_path / "t.toml", bots, games=2)
+    assert main(["tournament", str(config), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "games: 6/6" in out and "head to head" in out
+    results = game_results(tmp_path / "out")
+    assert len(results) == 6 and all(status == "done" for status, *_ in results.values())
+    assert main(["results", str(tmp_path / "out"), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {b["name"] for b in data["bots"]} == {"greedy", "random", "greedy2"}
+    assert sum(b["games"] for b in data["bots"]) == 12
+    assert data["bots"][-1]["name"] == "random"
+    assert main(["results", str(tmp_path / "out"), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("rank,bot,games")
+    assert len(list((tmp_path / "out" / "games").glob("*.jsonl"))) == 6
+
+
+def test_a_bot_that_crashes_every_game_does_not_stop_the_tournament(tmp_path: Path) -> None:
+    bots = [("greedy", GREEDY), ("crasher", bad("crash", 1))]
+    config = write_config(tmp_path / "t.toml", bots, games=4)
+    assert main(["tournament", str(config), "--out", str(tmp_path / "out")]) == 0
+    results = game_results(tmp_path / "out")
+    assert len(results) == 4 and all(winner == "greedy" for _s, winner, _t in results.values())
+
+
+def _kill_marked(marker: str) -> None:
+    """Kill orphaned bots of a kill -9'ed referee (they carry a marker in their environment)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "environ").read_bytes():
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except OSError:
+                continue
+
+
+def test_resume_after_kill_9_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    marker = f"GIN_TEST_MARKER={os.getpid()}{time.monotonic_ns()}"
+    bots = [
+        ("greedy", f"env {marker} {GREEDY}"),
+        ("random", f"env {marker} {RANDOM}"),
+        ("greedy2", f"env {marker} {GREEDY}"),
+    ]
+    config = write_config(tmp_path / "t.toml", bots, games=4)
+    reference = tmp_path / "reference"
+    assert main(["tournament", str(config), "--out", str(reference)]) == 0
+    out = tmp_path / "killed"
+    command = [sys.executable, "-m", "referee", "tournament", str(config), "--out", str(out)]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    target = 1 + int.from_bytes(os.urandom(1), "big") % 8  # a random moment: after 1..8 games
+    deadline = time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (out / "tournament.sqlite").exists() and len(game_results(out)) >= target:
+                break
+            time.sleep(0.05)  # another process's progress: nothing to await
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        _kill_marked(marker)
+    before = game_results(out)
+    assert 0 < len(before) < 12 or proc.returncode != -signal.SIGKILL
+    assert main(["tournament", str(config), "--out", str(out), "--resume"]) == 0
+    after = game_results(out)
+    assert after == game_results(reference)
+    for game_id, value in before.items():
+        assert after[game_id] == value  # kept exactly as recorded
+
+
+def test_sprt_accepts_a_clearly_better_bot_and_rejects_a_clearly_worse_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = ["--elo0", "0", "--elo1", "50", "--max-games", "200", "--move-time", "0.5"]
+    assert main(["sprt", "--candidate", GREEDY, "--baseline", RANDOM, *common,
+                 "--out", str(tmp_path / "up")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "verdict: accept" in out
+    assert main(["sprt", "--candidate", RANDOM, "--baseline", GREEDY, *common,
+                 "--out", str(tmp_path / "down")]) == 0  # fmt: skip
+    assert "verdict: reject" in capsys.readouterr().out
+
+
+def test_results_of_a_missing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["results", str(tmp_path)]) == 2
+    assert "no tournament store" in capsys.readouterr().err
+
+
+def test_a_different_config_in_the_same_directory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    first = write_config(tmp_path / "a.toml", [("greedy", GREEDY), ("random", RANDOM)], games=2)
+    assert main(["tournament", str(first), "--out", str(out)]) == 0
+    second = write_config(tmp_path / "b.toml", [("greedy", GREEDY), ("random", RANDOM)], games=4)
+    capsys.readouterr()
+    assert main(["tournament", str(second), "--out", str(out)]) == 2
+    assert "another tournament configuration" in capsys.readouterr().err
