@@ -116,7 +116,8 @@ class _Match:
         self.games_played = 0
         self.startup_faults: list[Fault] = []
         self._last_state: HandState | None = None
-        self.log = structlog.get_logger("referee.match").bind(match=config.match_id)
+        self.base_log = structlog.get_logger("referee.match").bind(match=config.match_id)
+        self.log = self.base_log
 
     # ------------------------------------------------------------ faults
 
@@ -258,6 +259,7 @@ class _Match:
     ) -> tuple[int | None, GameState]:
         """Deal and play one hand; return (forfeiting seat or None, updated game)."""
         deck = self.deck_source(game_no, hand_no)
+        self.log = self.base_log.bind(game=game_no, hand=hand_no)
         state = deal(self.config.rules, deck, dealer=game.dealer, scores=game.scores)
         self._last_state = state
         for link in self.links:

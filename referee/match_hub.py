@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from collections.abc import Callable
+from typing import Protocol
 
 from protocol.codec import decode_bot_message, encode
 from protocol.errors import ErrorCode, ProtocolError
@@ -25,18 +27,39 @@ from protocol.schema import (
     Welcome,
 )
 from referee.match_seat import SeatLink, TimeControl
-from referee.transport import Incoming, RouterTransport
+from referee.transport import Incoming
 
-__all__ = ["REFEREE_NAME", "Hub"]
+__all__ = ["REFEREE_NAME", "Hub", "Transport"]
 
 LOGGER = logging.getLogger(__name__)
 REFEREE_NAME = "gin-referee/0.1"
 
 
+class Transport(Protocol):
+    """What the hub needs of a transport (``RouterTransport``, or a fake in tests)."""
+
+    @property
+    def endpoint(self) -> str:
+        """The bound endpoint."""
+        ...
+
+    def send(self, peer: bytes, payload: bytes) -> bool:
+        """Send one frame to a peer; False if it cannot be delivered."""
+        ...
+
+    def set_handler(self, handler: Callable[[Incoming], None] | None) -> None:
+        """Deliver every incoming frame to ``handler``."""
+        ...
+
+    def drain_now(self) -> None:
+        """Deliver what has already arrived."""
+        ...
+
+
 class Hub:
     """Routes one transport's traffic; issue a seat with :meth:`open_seat`."""
 
-    def __init__(self, transport: RouterTransport) -> None:
+    def __init__(self, transport: Transport) -> None:
         self.transport = transport
         self._by_token: dict[str, SeatLink] = {}
         self._by_peer: dict[bytes, SeatLink] = {}
@@ -61,7 +84,13 @@ class Hub:
         if token in self._by_token or (token in self._used and not reusable):
             raise ValueError("token already issued")
         self._used.discard(token)
-        link = SeatLink(seat=seat, token=token, send_bytes=self.transport.send, control=control)
+        link = SeatLink(
+            seat=seat,
+            token=token,
+            send_bytes=self.transport.send,
+            control=control,
+            poll=self.transport.drain_now,
+        )
         self._by_token[token] = link
         return link
 

@@ -98,10 +98,12 @@ class SeatLink:
         token: str,
         send_bytes: Callable[[bytes, bytes], bool],
         control: TimeControl,
+        poll: Callable[[], None] | None = None,
     ) -> None:
         self.seat = seat
         self.token = token
         self._send_bytes = send_bytes
+        self._poll = poll
         self.control = control
         self.clock = Clock(control)
         self.peer: bytes | None = None
@@ -147,6 +149,12 @@ class SeatLink:
             LOGGER.info("seat %d fault %s: %s", self.seat, kind, detail)
         if self._pending is not None and not self._pending.done():
             self._pending.set_exception(BotFault(self._fault))
+        return self._fault
+
+    async def wait_for_fault(self) -> Fault:
+        """Wait until a fault is recorded on this seat and return it."""
+        await self._fault_event.wait()
+        assert self._fault is not None
         return self._fault
 
     def raise_if_faulted(self) -> None:
@@ -255,7 +263,13 @@ class SeatLink:
     def _expire(
         self, future: asyncio.Future[tuple[WireAction, float]], rid: int, budget: float
     ) -> None:
-        """Deadline callback: fail the outstanding request with a timeout fault."""
+        """Deadline callback: fail the outstanding request with a timeout fault.
+
+        Messages already received are delivered first: if the loop was late, a reply that
+        arrived in time still counts.
+        """
+        if self._poll is not None and not future.done():
+            self._poll()
         if not future.done():
             self.record_fault(FaultKind.TIMEOUT, f"no reply to request {rid} within {budget:.3f} s")
 

@@ -322,6 +322,15 @@ class RouterTransport:
         logger.info("send to peer %r failed: %s", peer, reason)
         return False
 
+    def drain_now(self) -> None:
+        """Deliver every message already received, synchronously.
+
+        The seat layer calls it before declaring a timeout, so that a reply which arrived in
+        time is never lost to the referee's own scheduling delay.
+        """
+        if self._sock is not None and not self._in_drain:
+            self._drain()
+
     def set_handler(self, handler: Callable[[Incoming], None] | None) -> None:
         """Push style: call ``handler(incoming)`` synchronously from the reader (fast path).
 

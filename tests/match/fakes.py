@@ -1,0 +1,53 @@
+"""An in-memory transport for driving the hub and seats without sockets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgpack
+
+from protocol.codec import decode, encode
+from protocol.schema import Hello, Message
+from referee.transport import Incoming
+
+
+class FakeTransport:
+    """Records what the referee sends; ``deliver`` plays a bot's frame into the hub."""
+
+    endpoint = "inproc://fake"
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[bytes, bytes]] = []
+        self.handler: Callable[[Incoming], None] | None = None
+        self.reachable = True
+
+    def send(self, peer: bytes, payload: bytes) -> bool:
+        if not self.reachable:
+            return False
+        self.sent.append((peer, payload))
+        return True
+
+    def set_handler(self, handler: Callable[[Incoming], None] | None) -> None:
+        self.handler = handler
+
+    def drain_now(self) -> None:
+        pass
+
+    def deliver(self, peer: bytes, payload: bytes | Message, *, malformed: bool = False) -> None:
+        """A frame from ``peer`` (a message is encoded first)."""
+        assert self.handler is not None
+        data = payload if isinstance(payload, bytes) else encode(payload)
+        self.handler(Incoming(peer, data, malformed))
+
+    def deliver_raw(self, peer: bytes, obj: Any) -> None:
+        """Any msgpack value from ``peer``."""
+        self.deliver(peer, msgpack.packb(obj))
+
+    def messages(self, peer: bytes) -> list[Message]:
+        """Decoded messages sent to ``peer``."""
+        return [decode(p) for who, p in self.sent if who == peer]
+
+    def hello(self, peer: bytes, token: str, version: int = 1) -> None:
+        """Say hello as a bot."""
+        self.deliver(peer, Hello(version, f"bot-{peer.hex()}", token))

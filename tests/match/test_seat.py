@@ -1,0 +1,175 @@
+"""The hub and a seat driven through an in-memory transport: handshake, decisions, faults."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from protocol.schema import (
+    ActionMsg,
+    Bye,
+    Error,
+    Ping,
+    Pong,
+    Reject,
+    Request,
+    Welcome,
+    WireAction,
+    WireView,
+)
+from referee.match_faults import BotFault, FaultKind
+from referee.match_hub import Hub
+from referee.match_seat import SeatLink, TimeControl
+from tests.match.fakes import FakeTransport
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(10)]
+
+FAST = TimeControl(move=0.05, bank=0.05, grace=0.01, heartbeat=0.02, flood_limit=5)
+VIEW = WireView(0, "draw", 0, 1, ("As",) * 0, (), 31, 10, (), 10, 1, 0, (0, 0), None)
+PEER = b"\x00peer"
+
+
+def request(link: SeatLink) -> Request:
+    return Request(link.new_request_id(), "draw", (WireAction("draw_stock"),), VIEW, 100, 50)
+
+
+async def bound(fake: FakeTransport, control: TimeControl = FAST) -> tuple[Hub, SeatLink]:
+    hub = Hub(fake)
+    link = hub.open_seat(0, control)
+    fake.hello(PEER, link.token)
+    await link.connected
+    return hub, link
+
+
+async def test_hello_binds_and_welcomes() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    assert link.peer == PEER and link.name == f"bot-{PEER.hex()}"
+    assert isinstance(fake.messages(PEER)[0], Welcome)
+
+
+@pytest.mark.parametrize(
+    ("token", "version", "code"),
+    [("nope", 1, "bad_token"), (None, 7, "version_unsupported")],
+)
+async def test_bad_hellos_are_rejected(token: str | None, version: int, code: str) -> None:
+    fake = FakeTransport()
+    hub = Hub(fake)
+    link = hub.open_seat(0, FAST)
+    fake.hello(b"x", token or link.token, version)
+    (reply,) = fake.messages(b"x")
+    assert isinstance(reply, Reject) and reply.code == code and reply.supported_versions == (1,)
+    assert not link.connected.done()
+
+
+async def test_a_used_token_cannot_take_the_seat_again() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    fake.hello(b"thief", link.token)
+    (reply,) = fake.messages(b"thief")
+    assert isinstance(reply, Reject) and reply.code == "token_in_use"
+    assert link.peer == PEER
+
+
+async def test_strangers_must_say_hello_first() -> None:
+    fake = FakeTransport()
+    Hub(fake)
+    fake.deliver(b"s", Pong(1))
+    fake.deliver(b"t", b"\xc1garbage")
+    (first,) = fake.messages(b"s")
+    (second,) = fake.messages(b"t")
+    assert isinstance(first, Error) and first.code == "unexpected_message"
+    assert isinstance(second, Reject) and second.code == "malformed"
+
+
+async def test_decide_returns_the_reply_and_drops_stale_ones() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    req = request(link)
+    task = asyncio.ensure_future(link.decide(req))
+    await asyncio.sleep(0)  # let decide send its request
+    fake.deliver(PEER, ActionMsg(req.request_id + 100, WireAction("draw_stock")))
+    fake.deliver(PEER, ActionMsg(req.request_id, WireAction("draw_stock")))
+    action, elapsed = await task
+    assert action == WireAction("draw_stock") and elapsed >= 0
+    assert link.stale_replies == 1
+    errors = [m for m in fake.messages(PEER) if isinstance(m, Error)]
+    assert errors and errors[0].code == "stale_request"
+    fake.deliver(PEER, ActionMsg(req.request_id, WireAction("draw_stock")))  # late duplicate
+    assert link.stale_replies == 2 and link.fault is None
+
+
+async def test_no_reply_is_a_timeout_fault() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    with pytest.raises(BotFault) as info:
+        await link.decide(request(link))
+    assert info.value.fault.kind is FaultKind.TIMEOUT
+    assert info.value.fault.request_id is not None
+
+
+@pytest.mark.parametrize(
+    ("frame", "kind"),
+    [
+        (b"\xc1", FaultKind.MALFORMED),
+        ({"type": "action", "request_id": "x"}, FaultKind.MALFORMED),
+        ({"type": "hello", "protocol_version": 1, "name": "n", "token": "t"}, FaultKind.PROTOCOL),
+        ({"type": "bye"}, FaultKind.STALL),
+    ],
+)
+async def test_bad_frames_fail_the_outstanding_request(frame: object, kind: FaultKind) -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake, TimeControl(move=5, bank=5, heartbeat=5))
+    task = asyncio.ensure_future(link.decide(request(link)))
+    await asyncio.sleep(0)
+    if isinstance(frame, bytes):
+        fake.deliver(PEER, frame)
+    else:
+        fake.deliver_raw(PEER, frame)
+    with pytest.raises(BotFault) as info:
+        await task
+    assert info.value.fault.kind is kind
+
+
+async def test_flooding_is_a_protocol_fault() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    for i in range(10):
+        fake.deliver(PEER, ActionMsg(1000 + i, WireAction("draw_stock")))
+    assert link.fault is not None and link.fault.kind is FaultKind.PROTOCOL
+    assert sum(isinstance(m, Error) for m in fake.messages(PEER)) <= 8
+
+
+async def test_an_unreachable_peer_is_a_stall() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    fake.reachable = False
+    link.send(Bye())
+    assert link.fault is not None and link.fault.kind is FaultKind.STALL
+
+
+async def test_heartbeat_pings_an_idle_bot_and_a_silent_one_stalls() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    beat = asyncio.ensure_future(link.heartbeat())
+    try:
+        async with asyncio.timeout(5):
+            fault = await link.wait_for_fault()
+    finally:
+        beat.cancel()
+    assert any(isinstance(m, Ping) for m in fake.messages(PEER))
+    assert fault.kind is FaultKind.STALL and "heartbeats" in fault.detail
+
+
+async def test_pongs_keep_an_idle_bot_alive() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    beat = asyncio.ensure_future(link.heartbeat())
+    try:
+        for _ in range(20):  # 20 intervals, far past the 5 a silent bot gets
+            await asyncio.sleep(FAST.heartbeat)
+            fake.deliver(PEER, Pong(1))
+    finally:
+        beat.cancel()
+    assert link.fault is None
