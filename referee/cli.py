@@ -192,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if args.command == "tournament":
             return asyncio.run(run_tournament(args))
+        if args.command == "serve":
+            return asyncio.run(run_tournament(args, serve=True))
         if args.command == "sprt":
             return asyncio.run(run_sprt(args))
         return asyncio.run(_match(args))

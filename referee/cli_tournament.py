@@ -47,6 +47,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--out", type=Path, default=Path("runs/sprt"))
     s.add_argument("--log-level", default="warning")
+    v = sub.add_parser("serve", help="daemon: run a tournament as registered remote bots connect")
+    v.add_argument("config", type=Path)
+    v.add_argument("--bind", default="tcp://0.0.0.0:5555", help="endpoint remote bots reach")
+    v.add_argument("--out", type=Path, default=None)
+    v.add_argument("--until-done", action="store_true", help="exit when every game is played")
+    v.add_argument("--log-level", default="info")
     r = sub.add_parser("results", help="standings of a tournament directory")
     r.add_argument("dir", type=Path)
     r.add_argument("--format", choices=("table", "csv", "json"), default="table")
@@ -90,8 +96,9 @@ def _done_count(out: Path) -> int:
         store.close()
 
 
-async def run_tournament(args: argparse.Namespace) -> int:
-    """``gin-referee tournament CONFIG``."""
+async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> int:
+    """``gin-referee tournament CONFIG`` (and ``serve CONFIG``: wait for remote bots
+    without limit and, unless ``--until-done``, stay up after the last game)."""
     try:
         config = load_config(args.config)
     except ConfigError as err:
@@ -100,7 +107,23 @@ async def run_tournament(args: argparse.Namespace) -> int:
     out = args.out or config.out or Path("runs") / config.name
     stop = asyncio.Event()
     progress = Progress(len(schedule(config)), done=_done_count(out))
-    run = TournamentRun(config, out, stop=stop, on_game=progress.on_game, bind=args.bind)
+    remotes = [b.name for b in config.bots if b.command is None]
+
+    def ready(endpoint: str) -> None:
+        if serve or remotes:
+            names = ", ".join(remotes) or "none"
+            print(f"serving on {endpoint}; remote bots: {names}", file=sys.stderr, flush=True)
+
+    run = TournamentRun(
+        config,
+        out,
+        stop=stop,
+        on_game=progress.on_game,
+        bind=args.bind,
+        serve=serve,
+        linger=serve and not getattr(args, "until_done", False),
+        on_ready=ready,
+    )
     try:
         interrupted = await _run(run, stop)
     except StoreError as err:
@@ -109,7 +132,7 @@ async def run_tournament(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     print(results_text(out, "table"))
-    if interrupted:
+    if interrupted and _done_count(out) < progress.total:
         print("interrupted: run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK

@@ -23,6 +23,8 @@ from protocol.schema import (
     Error,
     Hello,
     Message,
+    Ping,
+    Pong,
     Reject,
     Welcome,
 )
@@ -64,6 +66,11 @@ class Hub:
         self._by_token: dict[str, SeatLink] = {}
         self._by_peer: dict[bytes, SeatLink] = {}
         self._used: set[str] = set()
+        self._registered: dict[str, str] = {}
+        self._lobby: dict[str, list[tuple[bytes, str]]] = {}
+        self._parked: dict[bytes, str] = {}
+        self._seated: set[str] = set()
+        self._change = asyncio.Event()
         self.rejected = 0
         transport.set_handler(self._on_incoming)
 
@@ -91,13 +98,65 @@ class Hub:
             control=control,
             poll=self.transport.drain_now,
         )
-        self._by_token[token] = link
+        waiting = self._lobby.get(token)
+        if waiting:
+            peer, name = waiting.pop(0)
+            del self._parked[peer]
+            self._bind(link, peer, name, asyncio.get_running_loop().time(), welcome=False)
+        else:
+            self._by_token[token] = link
         return link
+
+    # ------------------------------------------------------------------ the lobby
+
+    def register_remote(self, token: str, name: str) -> None:
+        """Accept ``token`` at any time: a bot saying hello with it while no seat is open
+        waits in the lobby (welcomed, pinged) until a game seats it."""
+        self._registered[token] = name
+
+    def is_available(self, token: str) -> bool:
+        """Whether a registered bot waits in the lobby and is not seated in another game."""
+        return bool(self._lobby.get(token)) and token not in self._seated
+
+    async def wait_available(self, token: str) -> None:
+        """Wait until :meth:`is_available` holds for ``token``."""
+        while not self.is_available(token):
+            await self._change.wait()
+
+    def _changed(self) -> None:
+        self._change.set()
+        self._change = asyncio.Event()
+
+    def _park(self, peer: bytes, token: str, name: str) -> None:
+        self._parked[peer] = token
+        self._lobby.setdefault(token, []).append((peer, name))
+        self._send(peer, Welcome(PROTOCOL_VERSION, REFEREE_NAME, 1000))
+        LOGGER.info("remote bot %r waits in the lobby (peer %s)", name, peer.hex())
+        self._changed()
+
+    def _unpark(self, peer: bytes) -> None:
+        token = self._parked.pop(peer, None)
+        if token is not None:
+            self._lobby[token] = [(p, n) for p, n in self._lobby.get(token, []) if p != peer]
+            self._changed()
+
+    async def lobby_heartbeat(self, interval: float = 1.0) -> None:
+        """Ping every bot waiting in the lobby; one that cannot be reached leaves it."""
+        nonce = 0
+        while True:
+            await asyncio.sleep(interval)
+            nonce += 1
+            for peer in list(self._parked):
+                if not self.transport.send(peer, encode(Ping(nonce))):
+                    self._unpark(peer)
 
     def close_seat(self, link: SeatLink) -> None:
         """Forget a seat: its token and routing id stop being accepted."""
         link.finished = True
         self._by_token.pop(link.token, None)
+        if link.token in self._seated:
+            self._seated.discard(link.token)
+            self._changed()
         if link.peer is not None:
             self._by_peer.pop(link.peer, None)
 
@@ -110,7 +169,20 @@ class Hub:
         if link is not None:
             link.on_payload(inc.payload, inc.malformed, arrived)
             return
+        if inc.peer in self._parked:
+            self._on_parked(inc)
+            return
         self._on_stranger(inc, arrived)
+
+    def _on_parked(self, inc: Incoming) -> None:
+        """A lobby bot may only answer pings or leave; anything else makes it leave."""
+        try:
+            msg = decode_bot_message(inc.payload)
+        except ProtocolError:
+            self._unpark(inc.peer)
+            return
+        if not isinstance(msg, Pong):
+            self._unpark(inc.peer)
 
     def _reject(self, peer: bytes, code: str, message: str) -> None:
         self.rejected += 1
@@ -141,21 +213,33 @@ class Hub:
             )
             return
         link = self._by_token.get(msg.token)
+        if link is None and msg.token in self._registered:
+            self._park(inc.peer, msg.token, msg.name)
+            return
         if link is None:
             code = ErrorCode.TOKEN_IN_USE if msg.token in self._used else ErrorCode.BAD_TOKEN
             text = "token already used" if msg.token in self._used else "unknown token"
             self._reject(inc.peer, code, text)
             return
         del self._by_token[msg.token]
-        self._used.add(msg.token)
-        link.peer = inc.peer
-        link.name = msg.name
+        self._bind(link, inc.peer, msg.name, arrived, welcome=True)
+
+    def _bind(
+        self, link: SeatLink, peer: bytes, name: str, arrived: float, *, welcome: bool
+    ) -> None:
+        """Bind a routing id to a seat (only ever after a valid token)."""
+        if link.token in self._registered:
+            self._seated.add(link.token)
+        else:
+            self._used.add(link.token)
+        link.peer = peer
+        link.name = name
         link.last_heard = arrived
-        self._by_peer[inc.peer] = link
-        self._send(
-            inc.peer,
-            Welcome(PROTOCOL_VERSION, REFEREE_NAME, round(link.control.heartbeat * 1000)),
-        )
+        self._by_peer[peer] = link
+        if welcome:
+            self._send(
+                peer, Welcome(PROTOCOL_VERSION, REFEREE_NAME, round(link.control.heartbeat * 1000))
+            )
         if not link.connected.done():
             link.connected.set_result(None)
-        LOGGER.info("seat %d bound to %r (peer %s)", link.seat, msg.name, inc.peer.hex())
+        LOGGER.info("seat %d bound to %r (peer %s)", link.seat, name, peer.hex())

@@ -110,12 +110,18 @@ class TournamentRun:
         stop: asyncio.Event | None = None,
         on_game: Callable[[GameOutcome], None] | None = None,
         bind: str = "tcp://127.0.0.1:0",
+        serve: bool = False,
+        linger: bool = False,
+        on_ready: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
         self.out = out
         self.stop = stop or asyncio.Event()
         self.on_game = on_game
         self.bind = bind
+        self.serve = serve
+        self.linger = linger
+        self.on_ready = on_ready
         self.owner = f"host-{secrets.token_hex(4)}"
         self.bots = {b.name: b for b in config.bots}
         self.resumed = False
@@ -141,20 +147,39 @@ class TournamentRun:
                 self.resumed = True
                 released = store.release_all()
                 LOGGER.info("resuming: %d unfinished claim(s) released", released)
-            transport = RouterTransport(TransportConfig(endpoint=self.bind, heartbeat_ivl_ms=1000,
-                                                        heartbeat_timeout_ms=10000,
-                                                        heartbeat_ttl_ms=10000))  # fmt: skip
+            silence = round(5000 * self.config.time.heartbeat)
+            transport = RouterTransport(
+                TransportConfig(
+                    endpoint=self.bind,
+                    heartbeat_ivl_ms=1000,
+                    heartbeat_timeout_ms=silence,
+                    heartbeat_ttl_ms=silence,
+                )
+            )
             async with transport:
                 hub = Hub(transport)
-                lag = asyncio.ensure_future(self._watch_lag())
+                for entry in self.config.bots:
+                    if entry.token is not None:
+                        hub.register_remote(entry.token, entry.name)
+                if self.on_ready is not None:
+                    self.on_ready(transport.endpoint)
+                background = [
+                    asyncio.ensure_future(self._watch_lag()),
+                    asyncio.ensure_future(hub.lobby_heartbeat()),
+                ]
                 try:
                     async with asyncio.TaskGroup() as group:
                         for _ in range(self.config.concurrency):
                             group.create_task(self._worker(store, hub))
+                    if self.linger:  # the daemon stays up (bots may still connect) until told
+                        LOGGER.info("tournament complete; serving until stopped")
+                        await self.stop.wait()
                 finally:
-                    lag.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await lag
+                    for task in background:
+                        task.cancel()
+                    for task in background:
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await task
         finally:
             store.close()
         return store
@@ -213,6 +238,14 @@ class TournamentRun:
             match_id=f"g{spec.game_id:06d}-a{attempt}",
         )
         entries = (self.bots[spec.seat0], self.bots[spec.seat1])
+        while True:
+            if not await self._await_remotes(hub, entries):
+                return None
+            # Another game may have taken a bot while we woke up: check again, then seat
+            # both at once (no await in between, so the check still holds).
+            ready = all(e.token is None or hub.is_available(e.token) for e in entries)
+            if ready or not self.serve:
+                break
         links: list[SeatLink] = []
         recorder = MatchRecorder(self.out / "games" / f"{match_config.match_id}.jsonl")
         try:
@@ -222,6 +255,7 @@ class TournamentRun:
                 )
                 link.name = entry.name
                 links.append(link)
+            for link, entry in zip(links, entries, strict=True):
                 await self._start(hub, link, entry, spec, match_config.match_id)
             result = await play_match(
                 match_config,
@@ -244,6 +278,29 @@ class TournamentRun:
         for summary, entry in zip(result.seats, entries, strict=True):
             summary.name = entry.name
         return result
+
+    async def _await_remotes(self, hub: Hub, entries: tuple[BotEntry, BotEntry]) -> bool:
+        """Wait for the game's remote bots to be in the lobby: without limit when serving,
+        else up to the start-up limit (then the game starts and a missing bot is a startup
+        fault). False if the tournament was stopped meanwhile."""
+        for entry in entries:
+            if entry.token is None or hub.is_available(entry.token):
+                continue
+            waiter = asyncio.ensure_future(hub.wait_available(entry.token))
+            stopper = asyncio.ensure_future(self.stop.wait())
+            limit = None if self.serve else self.config.time.startup
+            try:
+                await asyncio.wait(
+                    {waiter, stopper}, timeout=limit, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                for task in (waiter, stopper):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+            if self.stop.is_set():
+                return False
+        return True
 
     async def _start(
         self, hub: Hub, link: SeatLink, entry: BotEntry, spec: GameSpec, match_id: str

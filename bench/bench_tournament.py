@@ -1,0 +1,217 @@
+"""Tournament throughput with instant bots as concurrency grows, and the referee's share of it.
+
+Run: ``python -m bench.bench_tournament [--levels 1,2,4,8,16,32] [--games-per-level N]``.
+For every concurrency level a two-bot round-robin (duplicate deals, both bots
+``bench.instant_bot``, generous clocks) is played by :class:`TournamentRun` into a fresh
+directory, exactly as ``gin-referee tournament`` would (INFO logging to a JSON file). Measured:
+aggregate decisions/s (decisions summed from the stored results over the run's wall time), CPU
+of this process (the referee) and of the reaped bot processes (``RUSAGE_CHILDREN``: every bot
+is terminated and reaped by the runner), hence the referee's share of the CPU used and the
+cores used; peak RSS of this process (sampled every 50 ms) over the RSS before the first run,
+per concurrent game; the event loop's worst scheduling lag.
+
+Every game starts two Python bot processes, so two series are measured and labelled:
+
+- ``with_startup``: standard rules (target 100), short games, start-up cost included;
+- ``amortised``: the same with a high target (``--long-target``, default 1000) so each game
+  has ~10x more decisions and process start-up is amortised.
+
+Prints one JSON object on stdout and readable tables on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import gc
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.bench_match import rss_kib
+from bench.common import machine
+from referee.logs import configure
+from referee.match_seat import TimeControl
+from referee.rules import RuleSet
+from referee.tournament import TournamentRun
+from referee.tournament_config import BotEntry, TournamentConfig
+from referee.tournament_store import Store
+
+INSTANT = f"{sys.executable} -m bench.instant_bot"
+CLOCK = TimeControl(move=5.0, bank=60.0, startup=20.0, heartbeat=5.0)
+SAMPLE_SECONDS = 0.05
+
+
+def parse_levels(text: str) -> list[int]:
+    """Comma-separated positive concurrency levels, e.g. ``1,2,4``."""
+    levels = [int(part) for part in text.split(",") if part.strip()]
+    if not levels or min(levels) < 1 or max(levels) > 256:
+        raise argparse.ArgumentTypeError("levels must be integers between 1 and 256")
+    return levels
+
+
+def even(count: int) -> int:
+    """``count`` rounded up to an even number (duplicate deals play games in pairs)."""
+    return count + count % 2
+
+
+def make_config(level: int, games: int, rules: RuleSet) -> TournamentConfig:
+    """Two instant bots, round-robin with duplicate deals, ``games`` games, ``level`` at once."""
+    return TournamentConfig(
+        name=f"bench-c{level}",
+        bots=(BotEntry("alpha", INSTANT), BotEntry("beta", INSTANT)),
+        format="round-robin",
+        games_per_pairing=even(games),
+        duplicate=True,
+        seed=level,
+        concurrency=level,
+        rules=rules,
+        time=CLOCK,
+    )
+
+
+def cpu_seconds(who: int) -> float:
+    """User + system CPU seconds of ``resource.RUSAGE_SELF`` or ``RUSAGE_CHILDREN``."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def run_sampled(run: TournamentRun) -> int:
+    """Run the tournament while sampling this process's RSS; return the peak RSS in KiB."""
+    peak = rss_kib()
+
+    async def sample() -> None:
+        nonlocal peak
+        while True:
+            peak = max(peak, rss_kib())
+            await asyncio.sleep(SAMPLE_SECONDS)
+
+    sampler = asyncio.ensure_future(sample())
+    try:
+        await run.run()
+    finally:
+        sampler.cancel()
+    return max(peak, rss_kib())
+
+
+def measure(config: TournamentConfig, out: Path, base_rss: int) -> dict[str, Any]:
+    """Play one tournament into ``out`` and return its figures (see the module docstring)."""
+    gc.collect()
+    run = TournamentRun(config, out)
+    self0, children0 = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    peak = asyncio.run(run_sampled(run))
+    seconds = time.perf_counter() - start
+    referee = cpu_seconds(resource.RUSAGE_SELF) - self0
+    bots = cpu_seconds(resource.RUSAGE_CHILDREN) - children0
+    with Store.open(out / "tournament.sqlite") as store:
+        rows = store.games()
+        faults = len(store.faults())
+    undone = [row.spec.game_id for row in rows if row.status != "done" or row.result is None]
+    if undone:
+        raise RuntimeError(f"concurrency {config.concurrency}: games not played: {undone}")
+    decisions = sum(sum(row.result["decisions"]) for row in rows if row.result is not None)
+    level = config.concurrency
+    return {
+        "concurrency": level,
+        "games": len(rows),
+        "decisions": decisions,
+        "seconds": round(seconds, 3),
+        "decisions_per_s": round(decisions / seconds),
+        "referee_cpu_share": round(referee / (referee + bots), 3),
+        "cores_used": round((referee + bots) / seconds, 2),
+        "referee_cores": round(referee / seconds, 2),
+        "rss_per_game_kib": round((peak - base_rss) / level),
+        "rss_peak_kib": peak,
+        "lag_max_ms": round(run.lag_max * 1000, 1),
+        "faults": faults,
+    }
+
+
+def table(label: str, rows: list[dict[str, Any]]) -> str:
+    """A small readable table of one series."""
+    head = (
+        f"{'conc':>4} {'games':>5} {'decisions':>9} {'secs':>7} {'dec/s':>7} {'ref%':>5} "
+        f"{'cores':>5} {'refcore':>7} {'KiB/game':>8} {'lag ms':>7}"
+    )
+    lines = [f"[{label}]", head]
+    for r in rows:
+        lines.append(
+            f"{r['concurrency']:>4} {r['games']:>5} {r['decisions']:>9} {r['seconds']:>7.2f} "
+            f"{r['decisions_per_s']:>7} {100 * r['referee_cpu_share']:>5.1f} "
+            f"{r['cores_used']:>5.2f} {r['referee_cores']:>7.2f} {r['rss_per_game_kib']:>8} "
+            f"{r['lag_max_ms']:>7.1f}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Run both series over every level and print the JSON summary and the tables."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--levels", type=parse_levels, default=[1, 2, 4, 8, 16, 32])
+    parser.add_argument(
+        "--games-per-level",
+        type=int,
+        default=None,
+        help="games per level in the with_startup series (default max(8, 4 x level))",
+    )
+    parser.add_argument(
+        "--long-games-per-level",
+        type=int,
+        default=None,
+        help="games per level in the amortised series (default max(4, level); 0 skips it)",
+    )
+    parser.add_argument("--long-target", type=int, default=1000, help="amortised series target")
+    args = parser.parse_args()
+    standard = RuleSet.preset("standard")
+    series: list[tuple[str, RuleSet, list[tuple[int, int]]]] = [
+        (
+            "with_startup",
+            standard,
+            [(lv, args.games_per_level or max(8, 4 * lv)) for lv in args.levels],
+        ),
+    ]
+    if args.long_games_per_level != 0:
+        long_rules = dataclasses.replace(standard, target=args.long_target)
+        plan = [(lv, args.long_games_per_level or max(4, lv)) for lv in args.levels]
+        series.append(("amortised", long_rules, plan))
+    result: dict[str, Any] = {
+        "machine": machine(),
+        "cpus": os.cpu_count(),
+        "bot": "bench.instant_bot",
+        "clock": CLOCK.to_wire(),
+        "series": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
+        root = Path(tmp)
+        configure(level="info", json_file=root / "referee.log.jsonl", console=False)
+        gc.collect()
+        base_rss = rss_kib()
+        result["rss_base_kib"] = base_rss
+        for label, rules, plan in series:
+            rows = []
+            for level, games in plan:
+                config = make_config(level, games, rules)
+                row = measure(config, root / f"{label}-c{level}", base_rss)
+                rows.append(row)
+                print(
+                    f"{label} c={level}: {row['decisions_per_s']} decisions/s in "
+                    f"{row['seconds']:.1f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            result["series"][label] = {"rules": f"{rules.name} target {rules.target}",
+                                       "levels": rows}  # fmt: skip
+    for label, data in result["series"].items():
+        print(table(f"{label}: {data['rules']}", data["levels"]), file=sys.stderr)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

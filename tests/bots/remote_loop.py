@@ -1,0 +1,46 @@
+"""A remote bot as an author would run it against ``gin-referee serve``: one connection per
+game, in a loop. Usage: ``remote_loop.py ENDPOINT TOKEN NAME GAMES [crash-first]``.
+
+With ``crash-first`` the first connection dies in the middle of its first decision (the
+referee sees a bot that went away), then the loop carries on with normal games.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from protocol.bot import run_bot
+from protocol.schema import Request, WireAction
+from sample_bots.random_bot import RandomBot
+
+
+class Crasher(RandomBot):
+    """Dies on its first decision."""
+
+    def act(self, request: Request) -> WireAction:
+        os._exit(9)
+
+
+def main() -> int:
+    """Play up to GAMES games, one connection each; stop when the referee goes quiet."""
+    endpoint, token, name, games = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    crash_first = len(sys.argv) > 5 and sys.argv[5] == "crash-first"
+    for number in range(games):
+        if crash_first and number == 0 and os.fork() == 0:
+            run_bot(Crasher(seed=1), name=name, endpoint=endpoint, token=token)
+            os._exit(0)
+        if crash_first and number == 0:
+            os.wait()
+            continue
+        code = run_bot(
+            RandomBot(seed=number), name=name, endpoint=endpoint, token=token,
+            recv_timeout_ms=20_000,
+        )  # fmt: skip
+        if code != 0:
+            return code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
