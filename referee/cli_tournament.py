@@ -59,17 +59,24 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 async def _run(run: TournamentRun, stop: asyncio.Event) -> bool:
-    """Run with signal handling; True if it was interrupted."""
+    """Run with signal handling; True if a signal interrupted it."""
     loop = asyncio.get_running_loop()
+    signalled = asyncio.Event()
+
+    def on_signal() -> None:
+        signalled.set()
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
     try:
         task = asyncio.ensure_future(run.run())
         waiter = asyncio.ensure_future(stop.wait())
         await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
         waiter.cancel()
         if not task.done():
-            print("\ninterrupted: finishing the hands in progress...", file=sys.stderr)
+            why = "interrupted" if signalled.is_set() else "stopping"
+            print(f"\n{why}: finishing the hands in progress...", file=sys.stderr)
             grace = max(5.0, 2 * run.config.time.move)
             done, _ = await asyncio.wait({task}, timeout=grace)
             if not done:
@@ -82,7 +89,7 @@ async def _run(run: TournamentRun, stop: asyncio.Event) -> bool:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    return stop.is_set()
+    return signalled.is_set()
 
 
 def _done_count(out: Path) -> int:

@@ -45,6 +45,7 @@ import asyncio
 import itertools
 import logging
 import struct
+from functools import partial
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -64,6 +65,14 @@ _EVENT_KINDS: Mapping[int, str] = {
 }
 _MONITOR_EVENTS = sum(_EVENT_KINDS)  # distinct bit flags
 _monitor_ids = itertools.count()
+_raw_send = zmq.backend.Socket.send
+_raw_recv = zmq.backend.Socket.recv
+_raw_get = zmq.backend.Socket.get
+_NOBLOCK = int(zmq.NOBLOCK)
+_SNDMORE_NOBLOCK = int(zmq.SNDMORE | zmq.NOBLOCK)
+_RCVMORE = int(zmq.RCVMORE)
+_EVENTS = int(zmq.EVENTS)
+_POLLIN = int(zmq.POLLIN)
 
 
 class TransportError(Exception):
@@ -305,8 +314,10 @@ class RouterTransport:
             raise TransportClosed("transport is closed" if self._closed else "not started")
         reason = ""
         try:
-            sock.send(peer, zmq.SNDMORE | zmq.NOBLOCK)
-            sock.send(payload, zmq.NOBLOCK)
+            # The Cython method with plain-int flags: pyzmq's Python wrapper and its enum
+            # arithmetic cost more than the send itself on this hot path.
+            _raw_send(sock, peer, _SNDMORE_NOBLOCK)
+            _raw_send(sock, payload, _NOBLOCK)
         except zmq.Again:
             reason = "send queue full (HWM)"
         except zmq.ZMQError as exc:
@@ -390,9 +401,9 @@ class RouterTransport:
         sock = self._sock
         if sock is None:
             return
-        noblock, rcvmore = zmq.NOBLOCK, zmq.RCVMORE
-        recv, get = sock.recv, sock.get
-        events, pollin = zmq.EVENTS, zmq.POLLIN
+        noblock, rcvmore = _NOBLOCK, _RCVMORE
+        recv, get = partial(_raw_recv, sock), partial(_raw_get, sock)
+        events, pollin = _EVENTS, _POLLIN
         self._in_drain = True
         try:
             for _ in range(_BATCH):
