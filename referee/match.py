@@ -116,6 +116,7 @@ class _Match:
         self.games_played = 0
         self.startup_faults: list[Fault] = []
         self._last_state: HandState | None = None
+        self._event: tuple[SeatLink, Event] | None = None
         self.base_log = structlog.get_logger("referee.match").bind(match=config.match_id)
         self.log = self.base_log
 
@@ -318,9 +319,30 @@ class _Match:
     async def _decisions(
         self, state: HandState, actions: list[tuple[int, str, float]]
     ) -> HandState:
-        """Ask for decisions until the hand ends; faults are resolved by policy."""
+        """Ask for decisions until the hand ends; faults are resolved by policy.
+
+        The event telling the opponent about a move is sent before the next request when the
+        opponent is the one to act (a connection's messages stay in order), else just after
+        the request, so the bot to act starts thinking one send earlier.
+        """
+        try:
+            return await self._decision_loop(state, actions)
+        finally:
+            self._flush_event()
+
+    def _flush_event(self) -> None:
+        if self._event is not None:
+            link, event = self._event
+            self._event = None
+            link.send(event)
+
+    async def _decision_loop(
+        self, state: HandState, actions: list[tuple[int, str, float]]
+    ) -> HandState:
         while not state.is_over:
             self._last_state = state
+            if self._event is not None and self._event[0].seat == state.to_act:
+                self._flush_event()
             pending = self._pending_fault()
             if pending is not None:
                 state = self._resolve(pending, state, actions)
@@ -337,7 +359,7 @@ class _Match:
                 bank_ms=int(link.clock.bank * 1000),
             )
             try:
-                wire, elapsed = await link.decide(request)
+                wire, elapsed = await link.decide(request, after_send=self._flush_event)
             except BotFault as err:
                 state = self._resolve(err.fault, state, actions)
                 continue
@@ -369,7 +391,8 @@ class _Match:
         card = None
         if isinstance(action, TakeDiscard):
             card = DECK[state.taken] if state.taken >= 0 else None
-        self.links[1 - seat].send(Event(seat, event_action(action, card)))
+        self._flush_event()
+        self._event = (self.links[1 - seat], Event(seat, event_action(action, card)))
 
     def _resolve(
         self, fault: Fault, state: HandState, actions: list[tuple[int, str, float]]

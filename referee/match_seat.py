@@ -235,10 +235,13 @@ class SeatLink:
         self._next_id += 1
         return rid
 
-    async def decide(self, request: Request) -> tuple[WireAction, float]:
+    async def decide(
+        self, request: Request, *, after_send: Callable[[], None] | None = None
+    ) -> tuple[WireAction, float]:
         """Send ``request`` and await the matching reply: ``(action, elapsed_seconds)``.
 
-        Raises :class:`BotFault` on timeout or on any fault detected meanwhile.
+        ``after_send`` runs right after the request is sent (the match sends the other seat's
+        event there). Raises :class:`BotFault` on timeout or on any fault detected meanwhile.
         """
         self.raise_if_faulted()
         loop = self._loop
@@ -250,6 +253,8 @@ class SeatLink:
             if not self.send(request):
                 self.raise_if_faulted()
             sent = loop.time()
+            if after_send is not None:
+                after_send()
             timer = loop.call_at(sent + budget, self._expire, future, request.request_id, budget)
             action, arrived = await future
         finally:

@@ -45,10 +45,10 @@ import asyncio
 import itertools
 import logging
 import struct
-from functools import partial
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple, cast
 
 import zmq
