@@ -3,12 +3,16 @@
 Run: ``python -m bench.bench_tournament [--levels 1,2,4,8,16,32] [--games-per-level N]``.
 For every concurrency level a two-bot round-robin (duplicate deals, both bots
 ``bench.instant_bot``, generous clocks) is played by :class:`TournamentRun` into a fresh
-directory, exactly as ``gin-referee tournament`` would (INFO logging to a JSON file). Measured:
-aggregate decisions/s (decisions summed from the stored results over the run's wall time), CPU
-of this process (the referee) and of the reaped bot processes (``RUSAGE_CHILDREN``: every bot
-is terminated and reaped by the runner), hence the referee's share of the CPU used and the
-cores used; peak RSS of this process (sampled every 50 ms) over the RSS before the first run,
-per concurrent game; the event loop's worst scheduling lag.
+directory, as the ``tournament`` command does (INFO logging to a JSON file, no console).
+Measured per level: aggregate decisions/s (decisions summed from the stored results over the
+run's wall time); CPU of this process (the referee) and of the reaped bot processes
+(``RUSAGE_CHILDREN``: the runner terminates and reaps every bot), hence the referee's share of
+the CPU used, the cores used and the referee's own cores; peak RSS of this process (sampled
+every 50 ms) over the RSS before the first run, per concurrent game (levels run in the given
+order, both series at each level, so the high-water mark grows with the level; the growth per
+added game since the previous level is given too, as the better per-game estimate); the event
+loop's worst scheduling lag. Machine-wide busy cores, idle and steal (``/proc/stat``,
+tick-sampled) tell a noisy or under-used machine apart from a saturated one.
 
 Every game starts two Python bot processes, so two series are measured and labelled:
 
@@ -35,6 +39,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +63,14 @@ def parse_levels(text: str) -> list[int]:
     if not levels or min(levels) < 1 or max(levels) > 256:
         raise argparse.ArgumentTypeError("levels must be integers between 1 and 256")
     return levels
+
+
+def positive(text: str) -> int:
+    """A positive integer option value."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
+    return value
 
 
 def even(count: int) -> int:
@@ -124,6 +137,7 @@ def measure(config: TournamentConfig, out: Path, base_rss: int) -> dict[str, Any
     peak = asyncio.run(run_sampled(run))
     seconds = time.perf_counter() - start
     total, idle, steal = (b - a for a, b in zip(ticks0, machine_ticks(), strict=True))
+    cpus = os.cpu_count() or 1
     referee = cpu_seconds(resource.RUSAGE_SELF) - self0
     bots = cpu_seconds(resource.RUSAGE_CHILDREN) - children0
     with Store.open(out / "tournament.sqlite") as store:
@@ -146,6 +160,7 @@ def measure(config: TournamentConfig, out: Path, base_rss: int) -> dict[str, Any
         "rss_per_game_kib": round((peak - base_rss) / level),
         "rss_peak_kib": peak,
         "lag_max_ms": round(run.lag_max * 1000, 1),
+        "machine_busy_cores": round(cpus * (total - idle - steal) / total, 2) if total else None,
         "machine_idle": round(idle / total, 3) if total else None,
         "machine_steal": round(steal / total, 3) if total else None,
         "faults": faults,
@@ -163,18 +178,34 @@ def table(label: str, rows: list[dict[str, Any]]) -> str:
         ("ref%", "referee_cpu_share", ".1f", 100),
         ("cores", "cores_used", ".2f", 1),
         ("refcore", "referee_cores", ".2f", 1),
+        ("machine", "machine_busy_cores", ".2f", 1),
         ("idle%", "machine_idle", ".1f", 100),
+        ("steal%", "machine_steal", ".1f", 100),
         ("KiB/game", "rss_per_game_kib", "d", 1),
+        ("marginal", "rss_marginal_per_game_kib", "d", 1),
         ("lag ms", "lag_max_ms", ".1f", 1),
     )
-    lines = [f"[{label}]", " ".join(f"{head:>9}" for head, *_ in columns)]
+    widths = [max(6, len(head)) for head, *_ in columns]
+    lines = [f"[{label}]", " ".join(f"{c[0]:>{w}}" for c, w in zip(columns, widths, strict=True))]
     for row in rows:
         cells = []
-        for _head, key, fmt, scale in columns:
+        for (_head, key, fmt, scale), width in zip(columns, widths, strict=True):
             value = row[key]
-            cells.append("-" if value is None else f"{value * scale:{fmt}}")
-        lines.append(" ".join(f"{cell:>9}" for cell in cells))
+            cells.append(f"{'-' if value is None else format(value * scale, fmt):>{width}}")
+        lines.append(" ".join(cells))
     return "\n".join(lines)
+
+
+def add_marginal(rows: list[dict[str, Any]]) -> None:
+    """Add ``rss_marginal_per_game_kib``: peak RSS growth per added game since the last level."""
+    previous: dict[str, Any] | None = None
+    for row in rows:
+        marginal = None
+        if previous is not None and row["concurrency"] > previous["concurrency"]:
+            growth = row["rss_peak_kib"] - previous["rss_peak_kib"]
+            marginal = round(growth / (row["concurrency"] - previous["concurrency"]))
+        row["rss_marginal_per_game_kib"] = marginal
+        previous = row
 
 
 def main() -> None:
@@ -183,7 +214,7 @@ def main() -> None:
     parser.add_argument("--levels", type=parse_levels, default=[1, 2, 4, 8, 16, 32])
     parser.add_argument(
         "--games-per-level",
-        type=int,
+        type=positive,
         default=None,
         help="games per level in the with_startup series (default max(8, 2 x level))",
     )
@@ -193,49 +224,48 @@ def main() -> None:
         default=None,
         help="games per level in the amortised series (default max(2, level); 0 skips it)",
     )
-    parser.add_argument("--long-target", type=int, default=500, help="amortised series target")
+    parser.add_argument("--long-target", type=positive, default=500, help="amortised series target")
     args = parser.parse_args()
+    if args.long_games_per_level is not None and args.long_games_per_level < 0:
+        parser.error("--long-games-per-level must be 0 (skip) or positive")
     standard = RuleSet.preset("standard")
-    series: list[tuple[str, RuleSet, list[tuple[int, int]]]] = [
-        (
-            "with_startup",
-            standard,
-            [(lv, args.games_per_level or max(8, 2 * lv)) for lv in args.levels],
-        ),
-    ]
+    series: dict[str, tuple[RuleSet, Callable[[int], int]]] = {
+        "with_startup": (standard, lambda lv: args.games_per_level or max(8, 2 * lv)),
+    }
     if args.long_games_per_level != 0:
         long_rules = dataclasses.replace(standard, target=args.long_target)
-        plan = [(lv, args.long_games_per_level or max(2, lv)) for lv in args.levels]
-        series.append(("amortised", long_rules, plan))
-    result: dict[str, Any] = {
-        "machine": machine(),
-        "cpus": os.cpu_count(),
-        "bot": "bench.instant_bot",
-        "clock": CLOCK.to_wire(),
-        "series": {},
-    }
+        series["amortised"] = (long_rules, lambda lv: args.long_games_per_level or max(2, lv))
+    rows: dict[str, list[dict[str, Any]]] = {label: [] for label in series}
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
         root = Path(tmp)
         configure(level="info", json_file=root / "referee.log.jsonl", console=False)
         gc.collect()
         base_rss = rss_kib()
-        result["rss_base_kib"] = base_rss
-        for label, rules, plan in series:
-            rows = []
-            for level, games in plan:
-                config = make_config(level, games, rules)
+        # Levels outermost: the RSS high-water mark then grows with the level in both series.
+        for level in args.levels:
+            for label, (rules, games) in series.items():
+                config = make_config(level, games(level), rules)
                 row = measure(config, root / f"{label}-c{level}", base_rss)
-                rows.append(row)
+                rows[label].append(row)
                 print(
                     f"{label} c={level}: {row['decisions_per_s']} decisions/s in "
                     f"{row['seconds']:.1f} s",
                     file=sys.stderr,
                     flush=True,
                 )
-            result["series"][label] = {"rules": f"{rules.name} target {rules.target}",
-                                       "levels": rows}  # fmt: skip
-    for label, data in result["series"].items():
-        print(table(f"{label}: {data['rules']}", data["levels"]), file=sys.stderr)
+    result: dict[str, Any] = {
+        "machine": machine(),
+        "cpus": os.cpu_count(),
+        "bot": "bench.instant_bot",
+        "clock": CLOCK.to_wire(),
+        "rss_base_kib": base_rss,
+        "series": {},
+    }
+    for label, (rules, _games) in series.items():
+        add_marginal(rows[label])
+        rules_text = f"{rules.name} target {rules.target}"
+        result["series"][label] = {"rules": rules_text, "levels": rows[label]}
+        print(table(f"{label}: {rules_text}", rows[label]), file=sys.stderr)
     print(json.dumps(result, indent=2))
 
 

@@ -12,6 +12,7 @@ from referee.match import play_match
 from referee.match_config import MatchConfig
 from referee.match_faults import FaultKind
 from referee.match_hub import Hub
+from referee.match_runner import BotSpec, run_match
 from referee.match_seat import SeatLink
 from referee.process import BotCommand, BotProcess
 from referee.transport import RouterTransport, TransportConfig
@@ -79,3 +80,27 @@ async def test_a_crashing_match_does_not_disturb_another_on_the_same_hub() -> No
 async def test_greedy_beats_random_in_at_least_90_percent_of_games() -> None:
     result = await play(GREEDY, RANDOM, games=20, seed=3)
     assert result.seats[0].games_won >= 18, result.seats
+
+
+async def test_a_remote_seat_is_played_by_a_bot_that_connects_with_the_printed_token() -> None:
+    starting: list[asyncio.Future[BotProcess]] = []
+
+    def notice(name: str, endpoint: str, token: str) -> None:
+        assert name == "alice"
+        env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": token}
+        starting.append(asyncio.ensure_future(BotProcess.start(BotCommand.parse(RANDOM), env=env)))
+
+    config = MatchConfig(games=1, time=FAST, seed=2)
+    specs = (BotSpec.parse(GREEDY), BotSpec.parse("remote:alice"))
+    try:
+        result = await run_match(config, specs, on_token=notice)
+    finally:
+        for future in starting:
+            await (await future).terminate(grace=0.5)
+    assert result.reason == "normal" and result.seats[1].name == "random-bot"
+    assert not result.seats[1].faults and result.seats[1].decisions > 0
+
+
+async def test_target_points_ends_the_match_early() -> None:
+    result = await play(GREEDY, RANDOM, games=50, target_points=300, seed=4)
+    assert result.games_played < 50 and max(s.points for s in result.seats) >= 300
