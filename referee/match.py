@@ -386,8 +386,9 @@ class _Match:
         actions: list[tuple[int, str, float]],
         elapsed: float,
     ) -> None:
-        actions.append((seat, str(action), elapsed * 1000))
-        self.log.debug("decision", seat=seat, action=str(action), ms=round(elapsed * 1000, 3))
+        text = str(action)
+        actions.append((seat, text, elapsed * 1000))
+        self.log.debug("decision", seat=seat, action=text, seconds=elapsed)
         card = None
         if isinstance(action, TakeDiscard):
             card = DECK[state.taken] if state.taken >= 0 else None

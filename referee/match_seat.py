@@ -1,9 +1,12 @@
 """One seat's link to its bot: requests with deadlines, clocks, heartbeats and fault capture.
 
 The hub's receive loop calls :meth:`SeatLink.on_payload` synchronously for every frame from the
-bound peer and stamps its arrival time there, so a reply's elapsed time never includes the
-referee's own scheduling delay. A decision is a future resolved by that loop and awaited with
-a deadline (``move + bank + grace``); a reply that is not the outstanding one is dropped.
+bound peer and stamps its arrival time there, before any match code runs. A decision is a
+future resolved by that loop and awaited with a deadline (``move + bank + grace``); a reply
+that is not the outstanding one is dropped. The stamp is taken when the loop reads the socket:
+a stalled referee loop would delay it, which is why bots run at a lower priority than the
+referee, spawns are limited, the loop's lag is measured and recorded, and every message
+already received is delivered before a deadline is declared missed.
 """
 
 from __future__ import annotations

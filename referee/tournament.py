@@ -129,7 +129,7 @@ class TournamentRun:
         self.lag_max = 0.0
 
     async def run(self) -> Store:
-        """Play every unplayed game; returns the (closed) store's path owner for reading."""
+        """Play every unplayed game; returns the store (closed: reopen it to read results)."""
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "games").mkdir(exist_ok=True)
         (self.out / "stderr").mkdir(exist_ok=True)

@@ -109,8 +109,9 @@ async def test_running_hint_and_pgid() -> None:
         assert bot.exit_hint() == "still running"
         assert bot.pgid == bot.pid
         assert os.getpgid(bot.pid) == bot.pid
-        assert os.getsid(bot.pid) == bot.pid
+        assert os.getsid(bot.pid) == os.getsid(0)  # same session: same scheduling autogroup
         assert os.getpgid(bot.pid) != os.getpgid(0)
+        assert os.getpriority(os.PRIO_PROCESS, bot.pid) >= os.getpriority(os.PRIO_PROCESS, 0) + 5
     finally:
         assert await bot.terminate() == -signal.SIGTERM
     assert bot.exit_hint() == "killed by signal SIGTERM (terminated by the referee)"
