@@ -40,6 +40,7 @@ from referee.rules.errors import (
 )
 from referee.rules.game import GameScore, GameState, final_score, new_game, record_hand
 from referee.rules.melds import ALL_MELDS, Meld, MeldKind, best_melds, deadwood, knock_discards
+from referee.rules.moves import apply, apply_unchecked, check, is_legal, replay
 from referee.rules.ruleset import (
     CLASSIC,
     OKLAHOMA,
@@ -50,18 +51,7 @@ from referee.rules.ruleset import (
     RuleSet,
 )
 from referee.rules.scoring import HandResult, HandScore, Termination, score_hand
-from referee.rules.state import (
-    HandState,
-    Phase,
-    apply,
-    apply_unchecked,
-    check,
-    deal,
-    is_legal,
-    legal_actions,
-    replay,
-    shuffled_deck,
-)
+from referee.rules.state import HandState, Phase, deal, legal_actions, shuffled_deck
 from referee.rules.view import PlayerView, observe
 
 __all__ = [
