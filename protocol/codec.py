@@ -255,13 +255,57 @@ def to_wire(msg: Message) -> dict[str, Any]:
     return to_map(msg)
 
 
+_pack = msgpack.Packer(use_bin_type=True).pack
+_ACTION_BYTES: dict[WireAction, bytes] = {}
+_REQUEST_HEAD = b"\x87" + _pack("type") + _pack("request") + _pack("request_id")
+_K_DECISION, _K_LEGAL, _K_VIEW = _pack("decision"), _pack("legal"), _pack("view")
+_K_TIME_LEFT, _K_BANK = _pack("time_left_ms"), _pack("bank_ms")
+
+
+def _action_bytes(action: WireAction) -> bytes:
+    """Packed action map; the finite set of meld-free actions is cached."""
+    data = _ACTION_BYTES.get(action)
+    if data is None:
+        data = _pack(_action(action))
+        if action.melds is None:
+            _ACTION_BYTES[action] = data
+    return data
+
+
+def _encode_request(m: Request) -> bytes:
+    """Fast path for the per-decision message: the same bytes as packing :func:`_request`'s
+    map (same key order), with the legal actions' packed forms taken from a cache."""
+    count = len(m.legal)
+    array = bytes((0x90 | count,)) if count < 16 else b"\xdc" + count.to_bytes(2, "big")
+    return b"".join(
+        (
+            _REQUEST_HEAD,
+            _pack(m.request_id),
+            _K_DECISION,
+            _pack(m.decision),
+            _K_LEGAL,
+            array,
+            *[_action_bytes(a) for a in m.legal],
+            _K_VIEW,
+            _pack(_view(m.view)),
+            _K_TIME_LEFT,
+            _pack(m.time_left_ms),
+            _K_BANK,
+            _pack(m.bank_ms),
+        )
+    )
+
+
 def encode(msg: Message) -> bytes:
     """The msgpack bytes of ``msg``: one map, ``type`` first, optional fields omitted.
 
     Raises ``TypeError`` for a non-message and ``MalformedMessage`` (``too_large``)
     if the result would exceed :data:`MAX_MESSAGE_BYTES`.
     """
-    data: bytes = msgpack.packb(to_wire(msg), use_bin_type=True)
+    if type(msg) is Request:
+        data = _encode_request(msg)
+    else:
+        data = msgpack.packb(to_wire(msg), use_bin_type=True)
     if len(data) > MAX_MESSAGE_BYTES:
         raise MalformedMessage.too_large(len(data), MAX_MESSAGE_BYTES)
     return data

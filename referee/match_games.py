@@ -16,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from protocol.codec import encode
 from protocol.errors import ErrorCode
 from protocol.schema import (
     Error,
@@ -53,6 +54,7 @@ from referee.rules import (
     GameState,
     HandResult,
     HandState,
+    Knock,
     Phase,
     RulesError,
     TakeDiscard,
@@ -120,7 +122,7 @@ class MatchGames:
         self.games_played = 0
         self.startup_faults: list[Fault] = []
         self._last_state: HandState | None = None
-        self._event: tuple[SeatLink, Event] | None = None
+        self._event: tuple[SeatLink, bytes] | None = None
         self.base_log = structlog.get_logger("referee.match").bind(match=config.match_id)
         self.log = self.base_log
 
@@ -397,7 +399,7 @@ class MatchGames:
         if isinstance(action, TakeDiscard):
             card = DECK[state.taken] if state.taken >= 0 else None
         self._flush_event()
-        self._event = (self.links[1 - seat], Event(seat, event_action(action, card)))
+        self._event = (self.links[1 - seat], _event_bytes(seat, action, card))
 
     def _resolve(
         self, fault: Fault, state: HandState, actions: list[tuple[int, str, float]]
@@ -421,6 +423,20 @@ class MatchGames:
         after = apply(state, action)
         self._played(after, fault.seat, action, actions, 0.0)
         return after
+
+
+_EVENT_BYTES: dict[tuple[int, Action, Card | None], bytes] = {}
+
+
+def _event_bytes(seat: int, action: Action, card: Card | None) -> bytes:
+    """Encoded ``event`` for a move; the finite set of meld-free events is cached."""
+    key = (seat, action, card)
+    data = _EVENT_BYTES.get(key)
+    if data is None:
+        data = encode(Event(seat, event_action(action, card)))
+        if not (isinstance(action, Knock) and action.melds is not None):
+            _EVENT_BYTES[key] = data
+    return data
 
 
 class BothFailed(Exception):

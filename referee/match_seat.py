@@ -172,11 +172,12 @@ class SeatLink:
 
     # ------------------------------------------------------------------ sending
 
-    def send(self, msg: Message) -> bool:
-        """Encode and send a message to the bot; a vanished peer becomes a stall fault."""
+    def send(self, msg: Message | bytes) -> bool:
+        """Send a message (or its already encoded bytes) to the bot; a vanished peer becomes a
+        stall fault."""
         if self.peer is None:
             return False
-        ok = self._send_bytes(self.peer, encode(msg))
+        ok = self._send_bytes(self.peer, msg if isinstance(msg, bytes) else encode(msg))
         if not ok and not self.finished:
             self.record_fault(FaultKind.STALL, "connection lost (message could not be delivered)")
         return ok

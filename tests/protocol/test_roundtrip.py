@@ -6,7 +6,7 @@ import msgpack
 import pytest
 from hypothesis import given, settings
 
-from protocol.codec import decode, decode_bot_message, decode_referee_message, encode
+from protocol.codec import decode, decode_bot_message, decode_referee_message, encode, to_wire
 from protocol.errors import ErrorCode, SchemaError
 from protocol.examples import EXAMPLES
 from protocol.schema import (
@@ -88,3 +88,9 @@ def test_request_id_is_carried_faithfully() -> None:
 def test_encode_refuses_non_messages() -> None:
     with pytest.raises(TypeError):
         encode("hello")  # type: ignore[arg-type]
+
+
+@settings(max_examples=300)
+@given(messages)
+def test_fast_paths_write_the_same_bytes_as_the_generic_encoder(msg: Message) -> None:
+    assert encode(msg) == msgpack.packb(to_wire(msg), use_bin_type=True)
