@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import structlog
 
@@ -75,7 +74,6 @@ __all__ = [
     "DeckSource",
     "MatchForfeited",
     "MatchGames",
-    "await_connected",
     "safe_default",
 ]
 
@@ -144,7 +142,7 @@ class MatchGames:
 
     async def connect(self) -> None:
         """Wait for both hellos within the start-up limit; failures forfeit the match."""
-        waits = [asyncio.ensure_future(await_connected(link)) for link in self.links]
+        waits = [asyncio.ensure_future(link.wait_connected()) for link in self.links]
         done, pending = await asyncio.wait(waits, timeout=self.config.time.startup)
         for task in pending:
             task.cancel()
@@ -445,21 +443,3 @@ class BothFailed(Exception):
 
 class Aborted(Exception):
     """Internal: the stop event was set; the match ends at a hand boundary."""
-
-
-async def await_connected(link: SeatLink) -> None:
-    """Wait for the seat's hello; a bot process exiting first is a failure."""
-    link.raise_if_faulted()
-    if link.process is None:
-        await link.connected
-        return
-    exit_wait = asyncio.ensure_future(link.process.wait())
-    try:
-        waiters: set[asyncio.Future[Any]] = {link.connected, exit_wait}
-        done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        if link.connected not in done:
-            raise RuntimeError("bot exited before saying hello")
-    finally:
-        exit_wait.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await exit_wait

@@ -12,9 +12,11 @@ already received is delivered before a deadline is declared missed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from protocol.codec import decode_bot_message, encode
 from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
@@ -281,6 +283,23 @@ class SeatLink:
             self._poll()
         if not future.done():
             self.record_fault(FaultKind.TIMEOUT, f"no reply to request {rid} within {budget:.3f} s")
+
+    async def wait_connected(self) -> None:
+        """Wait for the bot's hello; raises if the seat faulted or its process exits first."""
+        self.raise_if_faulted()
+        if self.process is None:
+            await self.connected
+            return
+        exit_wait = asyncio.ensure_future(self.process.wait())
+        try:
+            waiters: set[asyncio.Future[Any]] = {self.connected, exit_wait}
+            done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            if self.connected not in done:
+                raise RuntimeError("bot exited before saying hello")
+        finally:
+            exit_wait.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await exit_wait
 
     # ------------------------------------------------------------------ liveness
 
