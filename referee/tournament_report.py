@@ -9,9 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from referee.tournament_stats import (
@@ -119,10 +118,16 @@ def compute_standings(rows: list[GameRow]) -> Standings:
         if units:
             complete = [sum(v) for v in units.values() if len(v) == 2]
             estimate = estimate_pairs(Pentanomial.from_pair_scores(complete))
+            band = estimate_pairs(Pentanomial.from_pair_scores([*complete, 1.0]))
         else:
             wins = sum(1 for s in scores if s == 1.0)
             draws = sum(1 for s in scores if s == 0.5)
-            estimate = estimate_games(Trinomial(wins, draws, len(scores) - wins - draws))
+            losses = len(scores) - wins - draws
+            estimate = estimate_games(Trinomial(wins, draws, losses))
+            band = estimate_games(Trinomial(wins, draws + 1, losses))
+        # The interval (not the estimate) counts one extra drawn unit, a weak prior so that a
+        # perfect record gets a finite, honest interval instead of a zero-width one.
+        estimate = replace(estimate, lower=band.lower, upper=band.upper)
         pairings.append(
             PairingStat(first, second, len(scores), sum(scores) / len(scores), estimate)
         )
@@ -153,9 +158,11 @@ def _fit_ratings(bots: list[BotStanding], pair_games: dict[tuple[str, str], list
     mean = sum(ratings) / len(ratings) if ratings else 0.0
     for k, bot in enumerate(bots):
         bot.rating = ratings[k] - mean
-        estimate = estimate_games(Trinomial(bot.wins, bot.draws, bot.losses))
-        half = (estimate.upper - estimate.lower) / 2 if math.isfinite(estimate.upper) else 0.0
-        bot.rating_low, bot.rating_high = bot.rating - half, bot.rating + half
+        # The interval comes from the bot's score against the field it met (one extra drawn
+        # game as a weak prior), shifted onto the fitted rating; it may be asymmetric.
+        band = estimate_games(Trinomial(bot.wins, bot.draws + 1, bot.losses))
+        bot.rating_low = bot.rating + (band.lower - band.elo)
+        bot.rating_high = bot.rating + (band.upper - band.elo)
 
 
 def render(standings: Standings, fmt: str = "table") -> str:
