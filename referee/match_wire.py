@@ -27,7 +27,7 @@ from referee.rules import (
     discard_action,
     knock_action,
 )
-from referee.rules.cards import CARD_TEXT, DECK
+from referee.rules.cards import CARD_TEXT, DECK, mask_table
 from referee.rules.errors import CardParseError, InvalidMeld
 
 __all__ = ["hand_end_message", "to_action", "to_wire_action", "to_wire_legal", "to_wire_view"]
@@ -101,31 +101,19 @@ def to_action(wire: WireAction) -> Action:
     raise MalformedAction(repr(kind), "unknown action kind")
 
 
-def _row_texts(suit: int) -> tuple[tuple[str, ...], ...]:
-    base = 13 * suit
-    return tuple(
-        tuple(CARD_TEXT[base + i] for i in range(13) if row >> i & 1) for row in range(8192)
-    )
-
-
-_RT0, _RT1, _RT2, _RT3 = (_row_texts(suit) for suit in range(4))
-
-
-def mask_texts(mask: int) -> tuple[str, ...]:
-    """Canonical texts of the cards of a 52-bit mask, in index order (table driven)."""
-    return _RT0[mask & 8191] + _RT1[mask >> 13 & 8191] + _RT2[mask >> 26 & 8191] + _RT3[mask >> 39]
+mask_texts = mask_table(CARD_TEXT)
+"""Canonical texts of the cards of a 52-bit mask, in index order."""
 
 
 def to_wire_view(view: PlayerView) -> WireView:
     """The wire form of a seat's view."""
-    text = CARD_TEXT
     return WireView(
         seat=view.seat,
         phase=str(view.phase),
         to_act=view.to_act,
         dealer=view.dealer,
         hand=mask_texts(view.hand.mask),
-        discard_pile=tuple([text[c.index] for c in view.discard_pile]),
+        discard_pile=tuple([CARD_TEXT[c.index] for c in view.discard_pile]),
         stock_size=view.stock_size,
         opponent_hand_size=view.opponent_hand_size,
         opponent_known=mask_texts(view.opponent_known.mask),

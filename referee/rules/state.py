@@ -22,7 +22,7 @@ first), card 20 is the first upcard, and the stock is drawn from card 21 on.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -35,7 +35,7 @@ from referee.rules.actions import (
     discard_action,
     knock_action,
 )
-from referee.rules.cards import DECK, Card, CardSet
+from referee.rules.cards import DECK, Card, CardSet, mask_table
 from referee.rules.melds import _knock_discards, deadwood_mask
 from referee.rules.ruleset import RuleSet
 from referee.rules.scoring import HandResult
@@ -178,20 +178,8 @@ _DISCARDS = tuple(discard_action(card) for card in DECK)
 _KNOCKS = tuple(knock_action(card) for card in DECK)
 
 
-def _build_row_discards(suit: int) -> tuple[tuple[Action, ...], ...]:
-    """For one suit, the tuple of :class:`Discard` actions of every 13-bit row."""
-    base = 13 * suit
-    return tuple(
-        tuple(_DISCARDS[base + i] for i in range(13) if row >> i & 1) for row in range(8192)
-    )
-
-
-_RD0, _RD1, _RD2, _RD3 = (_build_row_discards(suit) for suit in range(4))
-
-
-def _row_discards(mask: int) -> tuple[Action, ...]:
-    """The :class:`Discard` of every card in ``mask`` in index order, from per-row tables."""
-    return _RD0[mask & 8191] + _RD1[mask >> 13 & 8191] + _RD2[mask >> 26 & 8191] + _RD3[mask >> 39]
+_row_discards: Callable[[int], tuple[Action, ...]] = mask_table(_DISCARDS)
+"""The :class:`Discard` of every card of a mask, in index order."""
 
 
 def legal_actions(state: HandState) -> tuple[Action, ...]:
