@@ -107,11 +107,15 @@ def _node_modules() -> Path | None:
     return None
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_javascript_bot_in_the_doc_plays(tmp_path: Path) -> None:
+    # CI installs Node's packages (.ci/run runs `npm ci`): a missing one is a failure, not a
+    # skip, so a broken set-up cannot pass unnoticed (as in tests/e2e/test_node_bot.py).
+    install = "cd sample_bots/node && npm ci"
+    if shutil.which("node") is None:
+        pytest.fail(f"`node` is not on PATH: install Node.js >= 18, then run: {install}")
     modules = _node_modules()
     if modules is None:
-        pytest.skip("zeromq@6 and @msgpack/msgpack are not installed for node")
+        pytest.fail(f"zeromq@6 and @msgpack/msgpack are not installed for node; run: {install}")
     match = re.search(
         r"<!-- javascript-bot -->\n```js\n(.*?)```\n<!-- /javascript-bot -->", DOC, re.DOTALL
     )
