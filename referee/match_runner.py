@@ -24,7 +24,7 @@ from referee.match_seat import SeatLink
 from referee.process import BotCommand, BotProcess, BotStartError
 from referee.transport import RouterTransport, TransportConfig
 
-__all__ = ["BotSpec", "run_match"]
+__all__ = ["BotSpec", "release_seats", "run_match", "start_bot"]
 
 TokenNotice = Callable[[str, str, str], None]
 """Called with (seat name, endpoint, token) for every remote seat."""
@@ -53,19 +53,32 @@ class BotSpec:
         return BotSpec(name=Path(command.argv[-1]).stem or command.argv[0], command=command)
 
 
-async def _start(
-    spec: BotSpec, link: SeatLink, endpoint: str, seed: int, stderr_path: Path | None
+async def start_bot(
+    link: SeatLink, command: BotCommand, *, endpoint: str, seed: str, stderr_path: Path | None
 ) -> None:
-    assert spec.command is not None
+    """Start a seat's bot with the referee's environment; a start failure is a startup fault."""
     env = {
         "GIN_REFEREE_ENDPOINT": endpoint,
         "GIN_REFEREE_TOKEN": link.token,
-        "GIN_BOT_SEED": str(seed * 2 + link.seat),
+        "GIN_BOT_SEED": seed,
     }
     try:
-        link.process = await BotProcess.start(spec.command, env=env, stderr_path=stderr_path)
+        link.process = await BotProcess.start(command, env=env, stderr_path=stderr_path)
     except BotStartError as err:
         link.record_fault(FaultKind.STARTUP, str(err))
+
+
+async def release_seats(hub: Hub | None, links: list[SeatLink], *, grace: float) -> None:
+    """Teardown of a match's seats: mark them finished, terminate every bot process group
+    (SIGTERM, SIGKILL after ``grace``, reaped), then forget the seats on the hub."""
+    for link in links:
+        link.finished = True
+    procs = [link.process for link in links if link.process is not None]
+    if procs:
+        await asyncio.gather(*(p.terminate(grace=grace) for p in procs))
+    if hub is not None:
+        for link in links:
+            hub.close_seat(link)
 
 
 async def run_match(
@@ -107,17 +120,13 @@ async def run_match(
             stderr_path = None
             if out_dir is not None:
                 stderr_path = out_dir / f"{config.match_id}.seat{link.seat}.stderr"
-            await _start(spec, link, endpoint, config.seed, stderr_path)
+            seed = str(config.seed * 2 + link.seat)
+            await start_bot(
+                link, spec.command, endpoint=endpoint, seed=seed, stderr_path=stderr_path
+            )
         return await play_match(config, (links[0], links[1]), recorder=recorder, stop=stop)
     finally:
-        for link in links:
-            link.finished = True
-        procs = [link.process for link in links if link.process is not None]
-        if procs:
-            await asyncio.gather(*(p.terminate(grace=kill_grace) for p in procs))
-        if hub is not None:
-            for link in links:
-                hub.close_seat(link)
+        await release_seats(hub, links, grace=kill_grace)
         with contextlib.suppress(Exception):
             if recorder is not None:
                 recorder.close()

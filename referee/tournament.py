@@ -26,11 +26,11 @@ from typing import Any
 
 from referee.match import play_match
 from referee.match_config import MatchConfig, MatchResult
-from referee.match_faults import FaultKind
 from referee.match_hub import Hub
 from referee.match_record import MatchRecorder
+from referee.match_runner import release_seats, start_bot
 from referee.match_seat import SeatLink
-from referee.process import BotCommand, BotProcess, BotStartError
+from referee.process import BotCommand
 from referee.rules import Card, shuffled_deck
 from referee.tournament_config import BotEntry, TournamentConfig
 from referee.tournament_store import Claim, GameSpec, Store
@@ -265,12 +265,7 @@ class TournamentRun:
                 stop=self.stop,
             )
         finally:
-            for link in links:
-                link.finished = True
-            procs = [link.process for link in links if link.process is not None]
-            await asyncio.gather(*(p.terminate(grace=1.0) for p in procs))
-            for link in links:
-                hub.close_seat(link)
+            await release_seats(hub, links, grace=1.0)
             recorder.close()
         if result.interrupted:
             return None
@@ -307,15 +302,10 @@ class TournamentRun:
     ) -> None:
         if entry.command is None:
             return
-        env = {
-            "GIN_REFEREE_ENDPOINT": hub.endpoint,
-            "GIN_REFEREE_TOKEN": link.token,
-            "GIN_BOT_SEED": _bot_seed(spec, entry.name),
-        }
-        path = self.out / "stderr" / f"{match_id}.{entry.name}.stderr"
-        try:
-            link.process = await BotProcess.start(
-                BotCommand.parse(entry.command), env=env, stderr_path=path
-            )
-        except BotStartError as err:
-            link.record_fault(FaultKind.STARTUP, str(err))
+        await start_bot(
+            link,
+            BotCommand.parse(entry.command),
+            endpoint=hub.endpoint,
+            seed=_bot_seed(spec, entry.name),
+            stderr_path=self.out / "stderr" / f"{match_id}.{entry.name}.stderr",
+        )
