@@ -73,7 +73,7 @@ from protocol.schema import (
     WireView,
 )
 
-__all__ = ["parse_action", "parse_message"]
+__all__ = ["parse_action", "parse_message", "simple_action"]
 
 _MISSING = ErrorCode.MISSING_FIELD
 _TYPE = ErrorCode.BAD_TYPE
@@ -89,6 +89,13 @@ _SIMPLE_ACTIONS: dict[tuple[str, str | None], WireAction] = {
     for card in (None, *ALL_CARDS)
     if (card is None and kind not in _CARD_REQUIRED) or (card is not None and kind in _CARD_ALLOWED)
 }
+
+
+def simple_action(kind: object, card: object) -> WireAction | None:
+    """The interned wire action for a valid meld-free ``(kind, card)``, else None."""
+    if type(kind) is not str or (card is not None and type(card) is not str):
+        return None
+    return _SIMPLE_ACTIONS.get((kind, card))
 
 
 # ------------------------------------------------------------- composite values

@@ -84,7 +84,7 @@ async def play_match(
             raise
     finally:
         for link in links:
-            link.finished = True
+            link.close()
         for task in (*watchers, *beats):
             task.cancel()
         for task in (*watchers, *beats):

@@ -23,7 +23,6 @@ from protocol.schema import (
     GameEnd,
     HandStart,
     MatchStart,
-    Request,
 )
 from protocol.schema import TimeControl as WireTimeControl
 from referee.match_config import MatchConfig, SeatSummary
@@ -36,13 +35,12 @@ from referee.match_faults import (
     precedence,
 )
 from referee.match_record import MatchRecorder
+from referee.match_request import request_bytes
 from referee.match_seat import SeatLink
 from referee.match_wire import (
     event_action,
     hand_end_message,
     to_action,
-    to_wire_legal,
-    to_wire_view,
 )
 from referee.rules import (
     DECK,
@@ -64,7 +62,6 @@ from referee.rules import (
     final_score,
     legal_actions,
     new_game,
-    observe,
     record_hand,
 )
 
@@ -353,17 +350,17 @@ class MatchGames:
                 continue
             seat = state.to_act
             link = self.links[seat]
-            legal = legal_actions(state)
-            request = Request(
-                request_id=link.new_request_id(),
-                decision=str(state.phase),
-                legal=to_wire_legal(legal),
-                view=to_wire_view(observe(state, seat)),
-                time_left_ms=int(link.clock.time_left * 1000),
-                bank_ms=int(link.clock.bank * 1000),
+            request_id = link.new_request_id()
+            clock = link.clock
+            request = request_bytes(
+                state,
+                legal_actions(state),
+                request_id,
+                int(clock.time_left * 1000),
+                int(clock.bank * 1000),
             )
             try:
-                wire, elapsed = await link.decide(request, after_send=self._flush_event)
+                wire, elapsed = await link.decide(request_id, request, after_send=self._flush_event)
             except BotFault as err:
                 state = self._resolve(err.fault, state, actions)
                 continue
@@ -371,10 +368,8 @@ class MatchGames:
                 action = to_action(wire)
                 state = apply(state, action)
             except RulesError as err:
-                link.send(Error(ErrorCode.ILLEGAL_ACTION, str(err)[:400], request.request_id))
-                fault = link.record_fault(
-                    FaultKind.ILLEGAL, str(err), request_id=request.request_id
-                )
+                link.send(Error(ErrorCode.ILLEGAL_ACTION, str(err)[:400], request_id))
+                fault = link.record_fault(FaultKind.ILLEGAL, str(err), request_id=request_id)
                 state = self._resolve(fault, state, actions)
                 continue
             self.seats[seat].decisions += 1

@@ -152,7 +152,7 @@ class Hub:
 
     def close_seat(self, link: SeatLink) -> None:
         """Forget a seat: its token and routing id stop being accepted."""
-        link.finished = True
+        link.close()
         self._by_token.pop(link.token, None)
         if link.token in self._seated:
             self._seated.discard(link.token)

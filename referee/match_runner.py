@@ -72,7 +72,7 @@ async def release_seats(hub: Hub | None, links: list[SeatLink], *, grace: float)
     """Teardown of a match's seats: mark them finished, terminate every bot process group
     (SIGTERM, SIGKILL after ``grace``, reaped), then forget the seats on the hub."""
     for link in links:
-        link.finished = True
+        link.close()
     procs = [link.process for link in links if link.process is not None]
     if procs:
         await asyncio.gather(*(p.terminate(grace=grace) for p in procs))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.codec import decode_bot_message, encode
+from protocol.codec import decode_action, decode_bot_message, encode
 from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
 from protocol.schema import ActionMsg, Bye, Error, Hello, Message, Ping, Pong, Request, WireAction
 from referee.match_faults import BotFault, Fault, FaultKind
@@ -119,6 +119,9 @@ class SeatLink:
         self.connected: asyncio.Future[None] = loop.create_future()
         self._pending_id: int | None = None
         self._pending: asyncio.Future[tuple[WireAction, float]] | None = None
+        self._deadline = 0.0
+        self._budget = 0.0
+        self._watchdog: asyncio.TimerHandle | None = None
         self._next_id = 1
         self._fault: Fault | None = None
         self._fault_event = asyncio.Event()
@@ -192,6 +195,10 @@ class SeatLink:
         if malformed_frames:
             self.record_fault(FaultKind.MALFORMED, "a message must be exactly one frame")
             return
+        fast = decode_action(payload)
+        if fast is not None:
+            self._on_action(fast[0], fast[1], arrived)
+            return
         try:
             msg = decode_bot_message(payload)
         except MalformedMessage as err:
@@ -204,14 +211,7 @@ class SeatLink:
             return
         match msg:
             case ActionMsg(request_id=rid, action=action):
-                pending = self._pending
-                if rid == self._pending_id and pending is not None and not pending.done():
-                    pending.set_result((action, arrived))
-                    return
-                self.stale_replies += 1
-                LOGGER.debug("seat %d stale reply id %s dropped", self.seat, rid)
-                self._reply_error(ErrorCode.STALE_REQUEST, f"no request {rid} is outstanding", rid)
-                self._count_unsolicited()
+                self._on_action(rid, action, arrived)
             case Pong():
                 pass
             case Hello():
@@ -219,6 +219,16 @@ class SeatLink:
             case Bye(reason=reason):
                 if not self.finished:
                     self.record_fault(FaultKind.STALL, f"bot said bye mid-match ({reason})")
+
+    def _on_action(self, rid: int, action: WireAction, arrived: float) -> None:
+        pending = self._pending
+        if rid == self._pending_id and pending is not None and not pending.done():
+            pending.set_result((action, arrived))
+            return
+        self.stale_replies += 1
+        LOGGER.debug("seat %d stale reply id %s dropped", self.seat, rid)
+        self._reply_error(ErrorCode.STALE_REQUEST, f"no request {rid} is outstanding", rid)
+        self._count_unsolicited()
 
     def _count_unsolicited(self) -> None:
         self.unsolicited += 1
@@ -242,9 +252,14 @@ class SeatLink:
         return rid
 
     async def decide(
-        self, request: Request, *, after_send: Callable[[], None] | None = None
+        self,
+        request_id: int,
+        request: Request | bytes,
+        *,
+        after_send: Callable[[], None] | None = None,
     ) -> tuple[WireAction, float]:
-        """Send ``request`` and await the matching reply: ``(action, elapsed_seconds)``.
+        """Send ``request`` (a message or its encoded bytes, with id ``request_id``) and await
+        the matching reply: ``(action, elapsed_seconds)``.
 
         ``after_send`` runs right after the request is sent (the match sends the other seat's
         event there). Raises :class:`BotFault` on timeout or on any fault detected meanwhile.
@@ -252,37 +267,54 @@ class SeatLink:
         self.raise_if_faulted()
         loop = self._loop
         future: asyncio.Future[tuple[WireAction, float]] = loop.create_future()
-        self._pending, self._pending_id = future, request.request_id
+        self._pending, self._pending_id = future, request_id
         budget = self.clock.time_left + self.control.grace
-        timer: asyncio.TimerHandle | None = None
         try:
             if not self.send(request):
                 self.raise_if_faulted()
             sent = loop.time()
+            self._deadline, self._budget = sent + budget, budget
+            watchdog = self._watchdog
+            if watchdog is None or watchdog.when() > self._deadline:
+                if watchdog is not None:
+                    watchdog.cancel()
+                self._watchdog = loop.call_at(self._deadline, self._on_watchdog)
             if after_send is not None:
                 after_send()
-            timer = loop.call_at(sent + budget, self._expire, future, request.request_id, budget)
             action, arrived = await future
         finally:
-            if timer is not None:
-                timer.cancel()
             self._pending, self._pending_id = None, None
         elapsed = max(0.0, arrived - sent)
         self.clock.charge(elapsed)
         return action, elapsed
 
-    def _expire(
-        self, future: asyncio.Future[tuple[WireAction, float]], rid: int, budget: float
-    ) -> None:
-        """Deadline callback: fail the outstanding request with a timeout fault.
+    def _on_watchdog(self) -> None:
+        """The seat's one deadline timer: fail an overdue request with a timeout fault.
 
-        Messages already received are delivered first: if the loop was late, a reply that
-        arrived in time still counts.
+        One timer per seat instead of one per request: it is armed for the outstanding
+        request's deadline and, when it fires early (that request was answered and a later
+        one is outstanding), re-armed for the current deadline. Messages already received are
+        delivered first: if the loop was late, a reply that arrived in time still counts.
         """
-        if self._poll is not None and not future.done():
+        self._watchdog = None
+        future = self._pending
+        if future is None or future.done() or self.finished:
+            return
+        if self._loop.time() < self._deadline:
+            self._watchdog = self._loop.call_at(self._deadline, self._on_watchdog)
+            return
+        if self._poll is not None:
             self._poll()
         if not future.done():
+            rid, budget = self._pending_id, self._budget
             self.record_fault(FaultKind.TIMEOUT, f"no reply to request {rid} within {budget:.3f} s")
+
+    def close(self) -> None:
+        """The seat is done: no more faults are charged and its deadline timer stops."""
+        self.finished = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
 
     async def wait_connected(self) -> None:
         """Wait for the bot's hello; raises if the seat faulted or its process exits first."""

@@ -34,6 +34,11 @@ def request(link: SeatLink) -> Request:
     return Request(link.new_request_id(), "draw", (WireAction("draw_stock"),), VIEW, 100, 50)
 
 
+def ask(link: SeatLink) -> tuple[int, Request]:
+    req = request(link)
+    return req.request_id, req
+
+
 async def bound(fake: FakeTransport, control: TimeControl = FAST) -> tuple[Hub, SeatLink]:
     hub = Hub(fake)
     link = hub.open_seat(0, control)
@@ -87,7 +92,7 @@ async def test_decide_returns_the_reply_and_drops_stale_ones() -> None:
     fake = FakeTransport()
     _, link = await bound(fake)
     req = request(link)
-    task = asyncio.ensure_future(link.decide(req))
+    task = asyncio.ensure_future(link.decide(req.request_id, req))
     await asyncio.sleep(0)  # let decide send its request
     fake.deliver(PEER, ActionMsg(req.request_id + 100, WireAction("draw_stock")))
     fake.deliver(PEER, ActionMsg(req.request_id, WireAction("draw_stock")))
@@ -104,9 +109,44 @@ async def test_no_reply_is_a_timeout_fault() -> None:
     fake = FakeTransport()
     _, link = await bound(fake)
     with pytest.raises(BotFault) as info:
-        await link.decide(request(link))
+        await link.decide(*ask(link))
     assert info.value.fault.kind is FaultKind.TIMEOUT
     assert info.value.fault.request_id is not None
+
+
+async def test_one_timer_per_seat_times_out_the_request_outstanding() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    loop = asyncio.get_running_loop()
+    first = request(link)
+    task = asyncio.ensure_future(link.decide(first.request_id, first))
+    await asyncio.sleep(0)
+    fake.deliver(PEER, ActionMsg(first.request_id, WireAction("draw_stock")))
+    await task
+    # Let time pass, so that the timer armed for the first deadline fires while the second
+    # request is outstanding: it must re-arm for the second deadline, not fire early.
+    await asyncio.sleep(FAST.move)
+    second = request(link)
+    budget = link.clock.time_left + FAST.grace
+    start = loop.time()
+    with pytest.raises(BotFault) as info:
+        await link.decide(second.request_id, second)
+    assert info.value.fault.kind is FaultKind.TIMEOUT
+    assert info.value.fault.request_id == second.request_id
+    assert loop.time() - start >= budget - 0.002
+
+
+async def test_a_closed_seat_is_never_timed_out() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    task = asyncio.ensure_future(link.decide(*ask(link)))
+    await asyncio.sleep(0)
+    link.close()
+    await asyncio.sleep(FAST.move + FAST.bank + FAST.grace + 0.02)
+    assert link.fault is None and not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
 
 
 @pytest.mark.parametrize(
@@ -121,7 +161,7 @@ async def test_no_reply_is_a_timeout_fault() -> None:
 async def test_bad_frames_fail_the_outstanding_request(frame: object, kind: FaultKind) -> None:
     fake = FakeTransport()
     _, link = await bound(fake, TimeControl(move=5, bank=5, heartbeat=5))
-    task = asyncio.ensure_future(link.decide(request(link)))
+    task = asyncio.ensure_future(link.decide(*ask(link)))
     await asyncio.sleep(0)
     if isinstance(frame, bytes):
         fake.deliver(PEER, frame)

@@ -17,13 +17,14 @@ from protocol.codec import (
     MAX_MESSAGE_BYTES,
     MAX_STR_BYTES,
     decode,
+    decode_action,
     decode_bot_message,
     decode_referee_message,
     encode,
 )
 from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
 from protocol.examples import EXAMPLES
-from protocol.schema import MESSAGE_CLASSES, Bye, Message
+from protocol.schema import MESSAGE_CLASSES, ActionMsg, Bye, Message
 from tests.protocol.strategies import messages, wire_map
 
 DECODERS = (decode, decode_bot_message, decode_referee_message)
@@ -56,6 +57,9 @@ def _decode_all(data: bytes) -> None:
             assert exc.code in set(ErrorCode)
         else:
             assert type(result) in MESSAGE_CLASSES.values()
+    fast = decode_action(data)
+    if fast is not None:  # the fast path never accepts what the full decoder refuses or reads
+        assert decode_bot_message(data) == ActionMsg(*fast)  # otherwise
 
 
 @settings(max_examples=500)

@@ -6,7 +6,14 @@ import msgpack
 import pytest
 from hypothesis import given, settings
 
-from protocol.codec import decode, decode_bot_message, decode_referee_message, encode, to_wire
+from protocol.codec import (
+    decode,
+    decode_action,
+    decode_bot_message,
+    decode_referee_message,
+    encode,
+    to_wire,
+)
 from protocol.errors import ErrorCode, SchemaError
 from protocol.examples import EXAMPLES
 from protocol.schema import (
@@ -94,3 +101,14 @@ def test_encode_refuses_non_messages() -> None:
 @given(messages)
 def test_fast_paths_write_the_same_bytes_as_the_generic_encoder(msg: Message) -> None:
     assert encode(msg) == msgpack.packb(to_wire(msg), use_bin_type=True)
+
+
+@settings(max_examples=300)
+@given(messages)
+def test_action_fast_path_reads_every_meld_free_action(msg: Message) -> None:
+    fast = decode_action(encode(msg))
+    if isinstance(msg, ActionMsg) and msg.action.melds is None:
+        assert fast == (msg.request_id, msg.action)
+        assert fast[1] is decode_bot_message(encode(msg)).action  # type: ignore[union-attr]
+    else:
+        assert fast is None

@@ -1,0 +1,86 @@
+"""The hot-path request writer gives exactly the bytes of the general encoder."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol.codec import decode, encode
+from protocol.schema import Request
+from referee.match_request import request_bytes
+from referee.match_wire import to_wire_legal, to_wire_view
+from referee.rules import (
+    BIG_GIN,
+    DRAW_STOCK,
+    PASS_UPCARD,
+    PRESETS,
+    HandState,
+    Knock,
+    RuleSet,
+    apply,
+    deal,
+    legal_actions,
+    observe,
+)
+from referee.rules.state import shuffled_deck
+from tests.rules.helpers import position
+from tests.rules.test_golden import BIG, DEFENDER
+
+ids = st.integers(0, 2**53 - 1)
+
+
+def general(state: HandState, request_id: int, time_left_ms: int, bank_ms: int) -> bytes:
+    """The request through the general path: observe, wire view, Request, encode."""
+    legal = to_wire_legal(legal_actions(state))
+    view = to_wire_view(observe(state, state.to_act))
+    return encode(Request(request_id, str(state.phase), legal, view, time_left_ms, bank_ms))
+
+
+def same(state: HandState, request_id: int, time_left_ms: int, bank_ms: int) -> None:
+    fast = request_bytes(state, legal_actions(state), request_id, time_left_ms, bank_ms)
+    assert fast == general(state, request_id, time_left_ms, bank_ms)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    preset=st.sampled_from(sorted(PRESETS)),
+    scores=st.tuples(st.integers(0, 400), st.integers(0, 70_000)),
+    request_id=ids,
+    time_left_ms=ids,
+    bank_ms=ids,
+    knock_bias=st.floats(0, 1),
+)
+def test_every_decision_of_random_hands(
+    seed: int,
+    preset: str,
+    scores: tuple[int, int],
+    request_id: int,
+    time_left_ms: int,
+    bank_ms: int,
+    knock_bias: float,
+) -> None:
+    rng = random.Random(seed)
+    rules = RuleSet.preset(preset)
+    state = deal(rules, shuffled_deck(rng), dealer=seed % 2, scores=scores)
+    while not state.is_over:
+        same(state, request_id, time_left_ms, bank_ms)
+        legal = legal_actions(state)
+        knocks = [a for a in legal if isinstance(a, Knock)]
+        action = rng.choice(knocks) if knocks and rng.random() < knock_bias else rng.choice(legal)
+        state = apply(state, action)
+        request_id = (request_id + 1) % 2**53
+
+
+def test_a_big_gin_offer_and_a_long_discard_pile() -> None:
+    state = position(nondealer=BIG, dealer=DEFENDER.replace("8s", "8c"), upcard="Qs", stock="5s")
+    for action in (PASS_UPCARD, PASS_UPCARD, DRAW_STOCK):
+        state = apply(state, action)
+    assert BIG_GIN in legal_actions(state) and len(legal_actions(state)) >= 16
+    same(state, 1, 31_000, 30_000)
+    long_pile = state._replace(discard_pile=tuple(range(20, 40)))
+    same(long_pile, 300, 70_000, 65_536)
+    request = decode(request_bytes(long_pile, legal_actions(long_pile), 300, 70_000, 65_536))
+    assert isinstance(request, Request) and len(request.view.discard_pile) == 20
