@@ -1,10 +1,14 @@
 """Referee throughput and latency with two instant bots, against a raw pyzmq baseline.
 
-Run: ``python -m bench.bench_match [--decisions 20000] [--concurrent 8]``. Measured in the same
-run: (1) raw REQ/REP ping-pong of the same payload size between two processes; (2) one match
-between two instant bots (decisions/s, p50/p99 of the per-decision latency the referee
-measures); (3) the same with per-decision DEBUG logging to a JSON file; (4) referee memory per
-running match with N concurrent matches on one hub.
+Run: ``python -m bench.bench_match [--games 20] [--rounds 3] [--concurrent 8]``. Each round
+measures, back to back: (1) raw REQ/REP ping-pong of the same payload size between two
+processes; (2) one match between two instant bots (decisions/s, p50/p99 of the per-decision
+latency the referee measures), the bots taking the opponent's moves inside their requests
+(``inline_events``, the Python SDK's default); (3) the same with bots asking for separate
+``event`` messages. (1)-(3) are repeated ``--rounds`` times and the medians of the per-round
+figures and ratios are reported (this machine is noisy). Then, once: (4) (2) with per-decision
+DEBUG logging to a JSON file; (5) referee memory per running match with N concurrent matches
+on one hub.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import asyncio
 import json
 import logging
+import statistics
 import sys
 import tempfile
 import time
@@ -31,6 +36,7 @@ from referee.process import BotCommand, BotProcess
 from referee.transport import RouterTransport, TransportConfig
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
+SEPARATE = f"{INSTANT} --separate-events"
 CLOCK = TimeControl(move=5.0, bank=60.0, startup=20.0, heartbeat=5.0)
 
 
@@ -42,7 +48,9 @@ def rss_kib() -> int:
     return 0
 
 
-async def matches(count: int, games: int, out: Path | None) -> tuple[float, int, list[float], int]:
+async def matches(
+    count: int, games: int, out: Path | None, bot: str = INSTANT
+) -> tuple[float, int, list[float], int]:
     """Run ``count`` concurrent matches; return (seconds, decisions, latencies_us, peak_rss)."""
     async with RouterTransport(TransportConfig(heartbeat_timeout_ms=60000)) as transport:
         hub = Hub(transport)
@@ -58,7 +66,7 @@ async def matches(count: int, games: int, out: Path | None) -> tuple[float, int,
                         "GIN_REFEREE_ENDPOINT": transport.endpoint,
                         "GIN_REFEREE_TOKEN": link.token,
                     }
-                    link.process = await BotProcess.start(BotCommand.parse(INSTANT), env=env)
+                    link.process = await BotProcess.start(BotCommand.parse(bot), env=env)
                     procs.append(link.process)
                     links.append(link)
                 links_all += links
@@ -107,18 +115,40 @@ def typical_request_size() -> int:
     return len(encode(Request(123, "discard", legal, view, 30000, 29000)))
 
 
+def one_round(size: int, games: int, out: Path) -> dict[str, float]:
+    """Raw ping-pong, then a match with inline events, then one with separate events."""
+    raw = pingpong.run(size, 10000)
+    figures = {
+        "raw_pingpong_per_s": raw["round_trips_per_s"],
+        "raw_p50_us": raw["p50_us"],
+        "raw_p99_us": raw["p99_us"],
+    }
+    for label, bot in (("inline", INSTANT), ("separate", SEPARATE)):
+        where = out / label
+        where.mkdir(parents=True)
+        secs, decisions, lat, _ = asyncio.run(matches(1, games, where, bot))
+        rate = decisions / secs
+        figures[f"{label}_decisions_per_s"] = rate
+        figures[f"{label}_ratio_to_raw"] = rate / raw["round_trips_per_s"]
+        figures[f"{label}_p50_us"] = percentile(lat, 0.5)
+        figures[f"{label}_p99_us"] = percentile(lat, 0.99)
+        figures[f"{label}_p99_ratio_to_raw"] = percentile(lat, 0.99) / raw["p99_us"]
+    return figures
+
+
 def main() -> None:
-    """Run all measurements and print a JSON summary."""
+    """Run all measurements and print a JSON summary (medians over the rounds)."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--games", type=int, default=40, help="games per benchmark match")
+    parser.add_argument("--games", type=int, default=20, help="games per benchmark match")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of raw + both matches")
     parser.add_argument("--concurrent", type=int, default=8)
     args = parser.parse_args()
     size = typical_request_size()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         configure(level="info", json_file=out / "info.jsonl", console=False)
-        raw = pingpong.run(size, 20000)
-        secs, decisions, lat, _ = asyncio.run(matches(1, args.games, out))
+        rounds = [one_round(size, args.games, out / f"r{n}") for n in range(args.rounds)]
+        inline_rate = statistics.median(r["inline_decisions_per_s"] for r in rounds)
         configure(level="debug", json_file=out / "debug.jsonl", console=False)
         dsecs, ddecisions, _, _ = asyncio.run(matches(1, args.games, None))
         configure(level="info", json_file=out / "info2.jsonl", console=False)
@@ -127,21 +157,19 @@ def main() -> None:
             matches(args.concurrent, max(1, args.games // 4), None)
         )
         logging.shutdown()
-    rate = decisions / secs
-    result = {
+    result: dict[str, object] = {
         "machine": machine(),
         "request_bytes": size,
-        "raw_pingpong_per_s": round(raw["round_trips_per_s"]),
-        "raw_p50_us": round(raw["p50_us"], 1),
-        "raw_p99_us": round(raw["p99_us"], 1),
-        "referee_decisions_per_s": round(rate),
-        "ratio_to_raw": round(rate / raw["round_trips_per_s"], 3),
-        "referee_p50_us": round(percentile(lat, 0.5), 1),
-        "referee_p99_us": round(percentile(lat, 0.99), 1),
-        "p99_ratio_to_raw": round(percentile(lat, 0.99) / raw["p99_us"], 2),
-        "decisions": decisions,
+        "rounds": args.rounds,
+        "median": {
+            key: round(statistics.median(r[key] for r in rounds), 3 if "ratio" in key else 1)
+            for key in rounds[0]
+        },
+        "per_round": [
+            {k: round(v, 3 if "ratio" in k else 1) for k, v in r.items()} for r in rounds
+        ],
         "debug_logging_decisions_per_s": round(ddecisions / dsecs),
-        "debug_logging_cost_ratio": round((ddecisions / dsecs) / rate, 3),
+        "debug_logging_cost_ratio": round((ddecisions / dsecs) / inline_rate, 3),
         "concurrent_matches": args.concurrent,
         "concurrent_decisions_per_s": round(cdecisions / csecs),
         "rss_per_match_kib": round((peak - base) / args.concurrent),

@@ -1,6 +1,8 @@
 """A trivial bot for benchmarks: raw pyzmq + msgpack, answers every request at once.
 
 It knocks whenever a knock is listed (so hands end), otherwise plays the first legal action.
+It asks for the opponent's moves inside its requests (``inline_events``), as the Python SDK
+does by default; ``--separate-events`` asks for them as separate ``event`` messages.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ def main() -> int:
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(os.environ["GIN_REFEREE_ENDPOINT"])
     hello = {"type": "hello", "protocol_version": 1, "name": "instant",
-             "token": os.environ["GIN_REFEREE_TOKEN"]}  # fmt: skip
+             "token": os.environ["GIN_REFEREE_TOKEN"],
+             "inline_events": "--separate-events" not in sys.argv}  # fmt: skip
     sock.send(msgpack.packb(hello))
     unpack, pack = msgpack.unpackb, msgpack.packb
     while True:

@@ -14,6 +14,12 @@ The loop answers ``ping`` with ``pong``, calls ``act`` for each ``request`` and 
 with the echoed ``request_id``, calls the ``on_*`` hooks for the other messages, and
 returns after ``match_end`` (sending ``bye``) or when the referee says ``bye``.
 Exit codes are :class:`ExitCode`.
+
+The hello asks for ``inline_events`` by default (``run_bot(..., inline_events=False)`` does
+not): the referee may then deliver the opponent's moves inside the next ``request``
+(``Request.events``) instead of as separate ``event`` messages. Either way ``on_event`` is
+called once per opponent move, in order, and always before ``act`` sees the request that
+follows it.
 """
 
 from __future__ import annotations
@@ -114,7 +120,9 @@ class Bot(ABC):
         """Called when a hand is dealt."""
 
     def on_event(self, msg: Event) -> None:  # noqa: B027
-        """Called after each of the opponent's moves."""
+        """Called after each of the opponent's moves, in order: for a separate ``event``
+        message when it arrives, for the events inside a ``request`` (``inline_events``)
+        just before :meth:`act` is called with that request."""
 
     def on_hand_end(self, msg: HandEnd) -> None:  # noqa: B027
         """Called when a hand is over."""
@@ -170,6 +178,8 @@ class _Session:
         while True:
             msg = self.recv()
             if isinstance(msg, Request):
+                for event in msg.events:
+                    self.bot.on_event(event)
                 self.send(ActionMsg(request_id=msg.request_id, action=self.bot.act(msg)))
             elif isinstance(msg, Ping):
                 self.send(Pong(nonce=msg.nonce))
@@ -230,12 +240,14 @@ def run_bot(
     author: str | None = None,
     version: str | None = None,
     recv_timeout_ms: int = DEFAULT_RECV_TIMEOUT_MS,
+    inline_events: bool = True,
 ) -> int:
     """Connect to the referee, play one match with ``bot``, return an :class:`ExitCode`.
 
     ``endpoint`` and ``token`` default to the ``GIN_REFEREE_ENDPOINT`` and
     ``GIN_REFEREE_TOKEN`` environment variables. ``name`` (1..64 characters),
-    ``author`` and ``version`` go into the ``hello``. The call returns
+    ``author``, ``version`` and ``inline_events`` (ask for the opponent's moves inside
+    requests; the bot sees no difference) go into the ``hello``. The call returns
     :attr:`ExitCode.TIMEOUT` if the referee sends nothing for ``recv_timeout_ms``.
     """
     endpoint = endpoint or os.environ.get(ENDPOINT_ENV)
@@ -251,7 +263,14 @@ def run_bot(
         )
         print(f"[{name}] missing {missing}", file=sys.stderr, flush=True)
         return ExitCode.USAGE
-    hello = Hello(PROTOCOL_VERSION, name, token, author=author, version=version)
+    hello = Hello(
+        PROTOCOL_VERSION,
+        name,
+        token,
+        author=author,
+        version=version,
+        inline_events=inline_events,
+    )
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
     session = _Session(bot, sock, name, recv_timeout_ms)
@@ -269,9 +288,12 @@ def run_bot(
         ctx.term()
 
 
-def run_bot_main(bot: Bot, name: str, argv: Sequence[str] | None = None) -> int:
+def run_bot_main(
+    bot: Bot, name: str, argv: Sequence[str] | None = None, *, inline_events: bool = True
+) -> int:
     """:func:`run_bot` with ``--endpoint``, ``--token`` and ``--recv-timeout-ms`` parsed
-    from ``argv`` (default ``sys.argv[1:]``); returns the exit code.
+    from ``argv`` (default ``sys.argv[1:]``); returns the exit code. ``inline_events`` is
+    passed on to :func:`run_bot`.
     """
     parser = argparse.ArgumentParser(prog=name, description=f"gin-referee bot {name!r}")
     parser.add_argument("--endpoint", help=f"referee endpoint (default: ${ENDPOINT_ENV})")
@@ -289,4 +311,5 @@ def run_bot_main(bot: Bot, name: str, argv: Sequence[str] | None = None) -> int:
         endpoint=args.endpoint,
         token=args.token,
         recv_timeout_ms=args.recv_timeout_ms,
+        inline_events=inline_events,
     )

@@ -27,6 +27,7 @@ __all__ = [
     "Obj",
     "Where",
     "check_array",
+    "check_bool",
     "check_by_seat",
     "check_card",
     "check_cards",
@@ -87,6 +88,21 @@ def check_int(v: Any, where: Where, lo: int = 0, hi: int = MAX_INT) -> int:
         raise fail(_TYPE, where, f"must be an integer, got {_tname(v)}")
     if not lo <= v <= hi:
         raise fail(_VALUE, where, f"must be in {lo}..{hi}, got {v}")
+    return v
+
+
+def check_bool(v: Any, where: Where) -> bool:
+    """A boolean (not an integer).
+
+    >>> check_bool(True, "hello.inline_events")
+    True
+    >>> check_bool(1, "hello.inline_events")
+    Traceback (most recent call last):
+    ...
+    protocol.errors.SchemaError: bad_type: hello.inline_events: must be a boolean, got int
+    """
+    if type(v) is not bool:
+        raise fail(_TYPE, where, f"must be a boolean, got {_tname(v)}")
     return v
 
 

@@ -135,14 +135,29 @@ def _optional(d: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return d
 
 
+def _flag(value: bool) -> bool | None:
+    """An optional boolean field's wire value: written only when True."""
+    return True if value else None
+
+
 def _hello(m: Hello) -> dict[str, Any]:
     d = {"type": "hello", "protocol_version": m.protocol_version, "name": m.name}
     d["token"] = m.token
-    return _optional(d, author=m.author, version=m.version)
+    return _optional(d, author=m.author, version=m.version, inline_events=_flag(m.inline_events))
+
+
+def _welcome(m: Welcome) -> dict[str, Any]:
+    d = {"type": "welcome", "protocol_version": m.protocol_version, "referee": m.referee}
+    d["heartbeat_ms"] = m.heartbeat_ms
+    return _optional(d, inline_events=_flag(m.inline_events))
+
+
+def _event(m: Event) -> dict[str, Any]:
+    return {"type": "event", "seat": m.seat, "action": _action(m.action)}
 
 
 def _request(m: Request) -> dict[str, Any]:
-    return {
+    d = {
         "type": "request",
         "request_id": m.request_id,
         "decision": m.decision,
@@ -151,6 +166,9 @@ def _request(m: Request) -> dict[str, Any]:
         "time_left_ms": m.time_left_ms,
         "bank_ms": m.bank_ms,
     }
+    if m.events:
+        d["events"] = [_event(e) for e in m.events]
+    return d
 
 
 def _match_start(m: MatchStart) -> dict[str, Any]:
@@ -209,12 +227,7 @@ _ENCODERS: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
     },
     Pong: lambda m: {"type": "pong", "nonce": m.nonce},
     Bye: lambda m: _optional({"type": "bye"}, reason=m.reason),
-    Welcome: lambda m: {
-        "type": "welcome",
-        "protocol_version": m.protocol_version,
-        "referee": m.referee,
-        "heartbeat_ms": m.heartbeat_ms,
-    },
+    Welcome: _welcome,
     Reject: lambda m: {
         "type": "reject",
         "code": m.code,
@@ -232,7 +245,7 @@ _ENCODERS: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
         "scores": m.scores,
     },
     Request: _request,
-    Event: lambda m: {"type": "event", "seat": m.seat, "action": _action(m.action)},
+    Event: _event,
     HandEnd: _hand_end,
     GameEnd: lambda m: {
         "type": "game_end",
@@ -260,9 +273,11 @@ def to_wire(msg: Message) -> dict[str, Any]:
 
 _pack = msgpack.Packer(use_bin_type=True).pack
 _ACTION_BYTES: dict[WireAction, bytes] = {}
+_EVENT_BYTES: dict[Event, bytes] = {}
 _REQUEST_HEAD = b"\x87" + _pack("type") + _pack("request") + _pack("request_id")
+_REQUEST_HEAD_EVENTS = b"\x88" + _REQUEST_HEAD[1:]
 _K_DECISION, _K_LEGAL, _K_VIEW = _pack("decision"), _pack("legal"), _pack("view")
-_K_TIME_LEFT, _K_BANK = _pack("time_left_ms"), _pack("bank_ms")
+_K_TIME_LEFT, _K_BANK, _K_EVENTS = _pack("time_left_ms"), _pack("bank_ms"), _pack("events")
 
 
 def packed_action(action: WireAction) -> bytes:
@@ -276,19 +291,39 @@ def packed_action(action: WireAction) -> bytes:
     return data
 
 
+def _packed_event(event: Event) -> bytes:
+    """The msgpack bytes of one event map (as inside a request's ``events`` list, and equal
+    to ``encode(event)``); the finite set of meld-free events is cached."""
+    data = _EVENT_BYTES.get(event)
+    if data is None:
+        data = _pack(_event(event))
+        if event.action.melds is None:
+            _EVENT_BYTES[event] = data
+    return data
+
+
+def _array_header(count: int) -> bytes:
+    """The msgpack header of an array of ``count`` elements."""
+    if count < 16:
+        return bytes((0x90 | count,))
+    if count <= 0xFFFF:
+        return b"\xdc" + count.to_bytes(2, "big")
+    return b"\xdd" + count.to_bytes(4, "big")
+
+
 def _encode_request(m: Request) -> bytes:
     """Fast path for the per-decision message: the same bytes as packing :func:`_request`'s
-    map (same key order), with the legal actions' packed forms taken from a cache."""
-    count = len(m.legal)
-    array = bytes((0x90 | count,)) if count < 16 else b"\xdc" + count.to_bytes(2, "big")
+    map (same key order, ``events`` last and only when there are some), with the packed
+    forms of the legal actions and of the events taken from caches."""
+    events = m.events
     return b"".join(
         (
-            _REQUEST_HEAD,
+            _REQUEST_HEAD_EVENTS if events else _REQUEST_HEAD,
             _pack(m.request_id),
             _K_DECISION,
             _pack(m.decision),
             _K_LEGAL,
-            array,
+            _array_header(len(m.legal)),
             *[packed_action(a) for a in m.legal],
             _K_VIEW,
             _pack(_view(m.view)),
@@ -296,6 +331,11 @@ def _encode_request(m: Request) -> bytes:
             _pack(m.time_left_ms),
             _K_BANK,
             _pack(m.bank_ms),
+            *(
+                (_K_EVENTS, _array_header(len(events)), *map(_packed_event, events))
+                if events
+                else ()
+            ),
         )
     )
 

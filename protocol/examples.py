@@ -50,7 +50,14 @@ from protocol.schema import (
     WireView,
 )
 
-__all__ = ["EXAMPLES", "TYPICAL_REQUEST", "main", "render_example", "rewrite_doc"]
+__all__ = [
+    "EXAMPLES",
+    "REQUEST_WITH_EVENTS",
+    "TYPICAL_REQUEST",
+    "main",
+    "render_example",
+    "rewrite_doc",
+]
 
 _HAND = ("3c", "3d", "3h", "4s", "5s", "6s", "9c", "Td", "Jd", "Qd", "2h")
 
@@ -83,9 +90,43 @@ TYPICAL_REQUEST = Request(
 )
 """A discard decision with 11 discards and 2 knocks: the benchmark's typical request."""
 
+REQUEST_WITH_EVENTS = Request(
+    request_id=16,
+    decision="draw",
+    legal=(WireAction.take_discard(), WireAction.draw_stock()),
+    view=WireView(
+        seat=0,
+        phase="draw",
+        to_act=0,
+        dealer=1,
+        hand=_HAND[:-1],
+        discard_pile=("8h", "Kc", "7d"),
+        stock_size=27,
+        opponent_hand_size=10,
+        opponent_known=("Jc",),
+        knock_limit=10,
+        multiplier=1,
+        turn=7,
+        scores=(25, 12),
+        taken_card=None,
+    ),
+    time_left_ms=31000,
+    bank_ms=30000,
+    events=(
+        Event(seat=1, action=WireAction.take_discard("Jc")),
+        Event(seat=1, action=WireAction.discard("7d")),
+    ),
+)
+"""The draw decision before :data:`TYPICAL_REQUEST`, for a bot granted ``inline_events``: it
+carries the opponent's two moves since (it took the ``Jc`` from the pile, discarded ``7d``)."""
+
 EXAMPLES: Mapping[str, Message] = {
-    "hello": Hello(1, "random-bot", "3f9c2e71b0a84d55", author="Ada", version="1.0.0"),
-    "welcome": Welcome(protocol_version=1, referee="gin-referee 0.1.0", heartbeat_ms=1000),
+    "hello": Hello(
+        1, "random-bot", "3f9c2e71b0a84d55", author="Ada", version="1.0.0", inline_events=True
+    ),
+    "welcome": Welcome(
+        protocol_version=1, referee="gin-referee 0.1.0", heartbeat_ms=1000, inline_events=True
+    ),
     "reject": Reject("version_unsupported", "protocol version 2 is not supported", (1,)),
     "match_start": MatchStart(
         match_id="m-0007",
@@ -119,6 +160,7 @@ EXAMPLES: Mapping[str, Message] = {
         scores=(25, 12),
     ),
     "request": TYPICAL_REQUEST,
+    "request_events": REQUEST_WITH_EVENTS,
     "action": ActionMsg(request_id=17, action=WireAction.discard("2h")),
     "action_knock": ActionMsg(
         request_id=17,

@@ -24,6 +24,7 @@ from protocol.checks import (
     MAX_INT,
     Obj,
     Where,
+    check_bool,
     check_by_seat,
     check_card,
     check_cards,
@@ -174,6 +175,29 @@ def _fault(v: Any, where: Where) -> Fault:
     )
 
 
+def _flag(m: Obj, where: Where, key: str) -> bool:
+    """Optional boolean field: False when absent or nil."""
+    return optional(m, where, key, check_bool) is True
+
+
+def _event(m: Obj, where: Where) -> Event:
+    return Event(
+        seat=field(m, where, "seat", check_seat), action=field(m, where, "action", parse_action)
+    )
+
+
+def _inline_event(v: Any, where: Where) -> Event:
+    """One element of ``request.events``: a complete ``event`` message map."""
+    m = check_map(v, where)
+    field(m, where, "type", check_enum, ("event",))
+    return _event(m, where)
+
+
+def _inline_events(v: Any, where: Where) -> tuple[Event, ...]:
+    """The optional ``request.events`` list: ``()`` when absent or nil."""
+    return () if v is None else check_list(v, where, _inline_event)
+
+
 # ------------------------------------------------------------- one parser per type
 
 
@@ -184,6 +208,7 @@ def _hello(m: Obj, p: str) -> Hello:
         token=field(m, p, "token", check_str, 1, 128),
         author=optional(m, p, "author", check_str, 0, 128),
         version=optional(m, p, "version", check_str, 0, 128),
+        inline_events=_flag(m, p, "inline_events"),
     )
 
 
@@ -198,6 +223,7 @@ def _welcome(m: Obj, p: str) -> Welcome:
         protocol_version=field(m, p, "protocol_version", check_int),
         referee=field(m, p, "referee", check_str),
         heartbeat_ms=field(m, p, "heartbeat_ms", check_int),
+        inline_events=_flag(m, p, "inline_events"),
     )
 
 
@@ -247,6 +273,7 @@ def _request(m: Obj, p: str) -> Request:
         view=field(m, p, "view", _view),
         time_left_ms=field(m, p, "time_left_ms", check_int),
         bank_ms=field(m, p, "bank_ms", check_int),
+        events=_inline_events(m.get("events"), (p, "events")),
     )
 
 
@@ -302,9 +329,7 @@ _PARSERS: dict[str, Callable[[Obj, str], Message]] = {
     "match_start": _match_start,
     "hand_start": _hand_start,
     "request": _request,
-    "event": lambda m, p: Event(
-        seat=field(m, p, "seat", check_seat), action=field(m, p, "action", parse_action)
-    ),
+    "event": _event,
     "hand_end": _hand_end,
     "game_end": _game_end,
     "match_end": _match_end,

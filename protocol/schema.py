@@ -202,7 +202,11 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class Hello:
-    """First message of a bot: identifies it (``token``) and its protocol version."""
+    """First message of a bot: identifies it (``token``) and its protocol version.
+
+    ``inline_events`` asks the referee to deliver the opponent's moves inside the bot's next
+    :class:`Request` (``Request.events``) instead of as separate :class:`Event` messages.
+    """
 
     TYPE: ClassVar[str] = "hello"
     protocol_version: int
@@ -210,6 +214,7 @@ class Hello:
     token: str
     author: str | None = None
     version: str | None = None
+    inline_events: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,12 +247,17 @@ class Bye:
 
 @dataclass(frozen=True, slots=True)
 class Welcome:
-    """The referee accepts a hello."""
+    """The referee accepts a hello.
+
+    ``inline_events`` is True when the referee grants the hello's ``inline_events`` request
+    (it never grants what was not asked).
+    """
 
     TYPE: ClassVar[str] = "welcome"
     protocol_version: int
     referee: str
     heartbeat_ms: int
+    inline_events: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +302,11 @@ class HandStart:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """The referee asks the receiving seat to decide; answer with :class:`ActionMsg`."""
+    """The referee asks the receiving seat to decide; answer with :class:`ActionMsg`.
+
+    ``events`` (only for a bot granted ``inline_events``) holds the opponent's moves since
+    the referee's previous message to this bot, oldest first: handle them before deciding.
+    """
 
     TYPE: ClassVar[str] = "request"
     request_id: int
@@ -301,6 +315,7 @@ class Request:
     view: WireView
     time_left_ms: int
     bank_ms: int
+    events: tuple[Event, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

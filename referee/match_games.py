@@ -324,7 +324,9 @@ class MatchGames:
 
         The event telling the opponent about a move is sent before the next request when the
         opponent is the one to act (a connection's messages stay in order), else just after
-        the request, so the bot to act starts thinking one send earlier.
+        the request, so the bot to act starts thinking one send earlier. A seat that asked for
+        ``inline_events`` gets its events inside its next request instead (any other message
+        to it flushes them first, see :meth:`SeatLink.hold_event`).
         """
         try:
             return await self._decision_loop(state, actions)
@@ -358,6 +360,7 @@ class MatchGames:
                 request_id,
                 int(clock.time_left * 1000),
                 int(clock.bank * 1000),
+                link.take_held() if link.inline_events else (),
             )
             try:
                 wire, elapsed = await link.decide(request_id, request, after_send=self._flush_event)
@@ -391,8 +394,13 @@ class MatchGames:
         card = None
         if isinstance(action, TakeDiscard):
             card = DECK[state.taken] if state.taken >= 0 else None
-        self._flush_event()
-        self._event = (self.links[1 - seat], _event_bytes(seat, action, card))
+        opponent = self.links[1 - seat]
+        event = _event_bytes(seat, action, card)
+        if opponent.inline_events:
+            opponent.hold_event(event)
+        else:
+            self._flush_event()
+            self._event = (opponent, event)
 
     def _resolve(
         self, fault: Fault, state: HandState, actions: list[tuple[int, str, float]]

@@ -67,7 +67,7 @@ class Hub:
         self._by_peer: dict[bytes, SeatLink] = {}
         self._used: set[str] = set()
         self._registered: dict[str, str] = {}
-        self._lobby: dict[str, list[tuple[bytes, str]]] = {}
+        self._lobby: dict[str, list[tuple[bytes, Hello]]] = {}
         self._parked: dict[bytes, str] = {}
         self._seated: set[str] = set()
         self._change = asyncio.Event()
@@ -100,9 +100,9 @@ class Hub:
         )
         waiting = self._lobby.get(token)
         if waiting:
-            peer, name = waiting.pop(0)
+            peer, hello = waiting.pop(0)
             del self._parked[peer]
-            self._bind(link, peer, name, asyncio.get_running_loop().time(), welcome=False)
+            self._bind(link, peer, hello, asyncio.get_running_loop().time(), welcome=False)
         else:
             self._by_token[token] = link
         return link
@@ -127,11 +127,12 @@ class Hub:
         self._change.set()
         self._change = asyncio.Event()
 
-    def _park(self, peer: bytes, token: str, name: str) -> None:
-        self._parked[peer] = token
-        self._lobby.setdefault(token, []).append((peer, name))
-        self._send(peer, Welcome(PROTOCOL_VERSION, REFEREE_NAME, 1000))
-        LOGGER.info("remote bot %r waits in the lobby (peer %s)", name, peer.hex())
+    def _park(self, peer: bytes, hello: Hello) -> None:
+        self._parked[peer] = hello.token
+        self._lobby.setdefault(hello.token, []).append((peer, hello))
+        welcome = Welcome(PROTOCOL_VERSION, REFEREE_NAME, 1000, inline_events=hello.inline_events)
+        self._send(peer, welcome)
+        LOGGER.info("remote bot %r waits in the lobby (peer %s)", hello.name, peer.hex())
         self._changed()
 
     def _unpark(self, peer: bytes) -> None:
@@ -214,7 +215,7 @@ class Hub:
             return
         link = self._by_token.get(msg.token)
         if link is None and msg.token in self._registered:
-            self._park(inc.peer, msg.token, msg.name)
+            self._park(inc.peer, msg)
             return
         if link is None:
             code = ErrorCode.TOKEN_IN_USE if msg.token in self._used else ErrorCode.BAD_TOKEN
@@ -222,10 +223,10 @@ class Hub:
             self._reject(inc.peer, code, text)
             return
         del self._by_token[msg.token]
-        self._bind(link, inc.peer, msg.name, arrived, welcome=True)
+        self._bind(link, inc.peer, msg, arrived, welcome=True)
 
     def _bind(
-        self, link: SeatLink, peer: bytes, name: str, arrived: float, *, welcome: bool
+        self, link: SeatLink, peer: bytes, hello: Hello, arrived: float, *, welcome: bool
     ) -> None:
         """Bind a routing id to a seat (only ever after a valid token)."""
         if link.token in self._registered:
@@ -233,13 +234,16 @@ class Hub:
         else:
             self._used.add(link.token)
         link.peer = peer
-        link.name = name
+        link.name = hello.name
+        link.inline_events = hello.inline_events
         link.last_heard = arrived
         self._by_peer[peer] = link
         if welcome:
+            heartbeat_ms = round(link.control.heartbeat * 1000)
+            granted = hello.inline_events
             self._send(
-                peer, Welcome(PROTOCOL_VERSION, REFEREE_NAME, round(link.control.heartbeat * 1000))
+                peer, Welcome(PROTOCOL_VERSION, REFEREE_NAME, heartbeat_ms, inline_events=granted)
             )
         if not link.connected.done():
             link.connected.set_result(None)
-        LOGGER.info("seat %d bound to %r (peer %s)", link.seat, name, peer.hex())
+        LOGGER.info("seat %d bound to %r (peer %s)", link.seat, hello.name, peer.hex())

@@ -69,6 +69,8 @@ def _k(name: str) -> bytes:
 
 
 _REQUEST_HEAD = b"\x87" + _k("type") + _k("request") + _k("request_id")
+_REQUEST_HEAD_EVENTS = b"\x88" + _REQUEST_HEAD[1:]
+_K_EVENTS = _k("events")
 _K_DECISION, _K_LEGAL, _K_VIEW = _k("decision"), _k("legal"), _k("view")
 _K_TIME_LEFT, _K_BANK = _k("time_left_ms"), _k("bank_ms")
 _VIEW_HEAD = b"\x8e" + _k("seat")
@@ -111,10 +113,11 @@ def request_bytes(
     request_id: int,
     time_left_ms: int,
     bank_ms: int,
+    events: Sequence[bytes] = (),
 ) -> bytes:
     """The encoded ``request`` asking ``state.to_act`` to choose among ``legal``: the bytes
     ``encode(Request(request_id, phase, wire legal, wire view of observe(state, to_act),
-    time_left_ms, bank_ms))`` would give."""
+    time_left_ms, bank_ms, events))`` would give, ``events`` being given encoded."""
     seat = state.to_act
     other = 1 - seat
     phase = _PHASE[state.phase]
@@ -157,7 +160,7 @@ def request_bytes(
     )
     return b"".join(
         (
-            _REQUEST_HEAD,
+            _REQUEST_HEAD_EVENTS if events else _REQUEST_HEAD,
             _int(request_id),
             _K_DECISION,
             phase,
@@ -169,5 +172,6 @@ def request_bytes(
             _int(time_left_ms),
             _K_BANK,
             _int(bank_ms),
+            *((_K_EVENTS, _array_header(len(events)), *events) if events else ()),
         )
     )

@@ -112,6 +112,9 @@ class SeatLink:
         self.control = control
         self.clock = Clock(control)
         self.peer: bytes | None = None
+        self.inline_events = False
+        """The bot asked for the opponent's moves inside its requests (see :meth:`hold_event`)."""
+        self._held: list[bytes] = []
         self.name = f"seat{seat}"
         self.process: BotProcess | None = None
         loop = asyncio.get_running_loop()
@@ -177,11 +180,25 @@ class SeatLink:
 
     # ------------------------------------------------------------------ sending
 
+    def hold_event(self, event: bytes) -> None:
+        """Keep an encoded ``event`` for the bot's next request (``inline_events`` seats); any
+        other message sent first flushes it as an ordinary ``event`` message."""
+        self._held.append(event)
+
+    def take_held(self) -> list[bytes]:
+        """The held events, oldest first, now to be sent inside a request."""
+        held, self._held = self._held, []
+        return held
+
     def send(self, msg: Message | bytes) -> bool:
         """Send a message (or its already encoded bytes) to the bot; a vanished peer becomes a
-        stall fault."""
+        stall fault. Held events go first, as ``event`` messages, to keep the order."""
         if self.peer is None:
             return False
+        if self._held:
+            for event in self.take_held():
+                if not self.send(event):
+                    return False
         ok = self._send_bytes(self.peer, msg if isinstance(msg, bytes) else encode(msg))
         if not ok and not self.finished:
             self.record_fault(FaultKind.STALL, "connection lost (message could not be delivered)")

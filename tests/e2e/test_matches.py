@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from referee.match import play_match
 from referee.match_config import MatchConfig
-from referee.match_faults import FaultKind
+from referee.match_faults import FaultKind, FaultPolicy
 from referee.match_hub import Hub
 from referee.match_runner import BotSpec, run_match
 from referee.match_seat import SeatLink
 from referee.process import BotCommand, BotProcess
 from referee.transport import RouterTransport, TransportConfig
-from tests.e2e.helpers import FAST, GREEDY, RANDOM, bad, play
+from tests.e2e.helpers import BOTS, FAST, GREEDY, RANDOM, bad, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
 
@@ -40,6 +41,24 @@ async def test_greedy_against_random_full_match(tmp_path: Path) -> None:
     assert result.seats[0].decisions > 0 and result.seats[0].time_used > 0
     assert (tmp_path / "match.jsonl").exists()
     assert (tmp_path / "match.seat0.stderr").exists()
+
+
+@pytest.mark.parametrize("modes", [("inline", "separate"), ("separate", "inline")])
+async def test_events_add_up_whether_inline_or_separate(
+    tmp_path: Path, modes: tuple[str, str]
+) -> None:
+    """Each tracker rebuilds the pile from its moves and the events and checks it against
+    every request's view: one lost, duplicated or reordered event would crash it."""
+    a, b = (f"{sys.executable} {BOTS / 'tracker.py'} {mode}" for mode in modes)
+    result = await play(a, b, tmp_path, games=2, policy=FaultPolicy.FORFEIT_MATCH)
+    assert result.reason == "normal" and result.games_played == 2
+    assert not result.seats[0].faults and not result.seats[1].faults
+    assert all("events are flowing" in text for text in stderr_texts(tmp_path))
+
+
+def stderr_texts(out: Path) -> list[str]:
+    """Both seats' captured stderr."""
+    return [(out / f"match.seat{seat}.stderr").read_text() for seat in (0, 1)]
 
 
 async def test_same_seed_same_result(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.codec import decode, encode
-from protocol.schema import Request
+from protocol.schema import Event, Request, WireAction
 from referee.match_request import request_bytes
 from referee.match_wire import to_wire_legal, to_wire_view
 from referee.rules import (
@@ -31,16 +31,38 @@ from tests.rules.test_golden import BIG, DEFENDER
 ids = st.integers(0, 2**53 - 1)
 
 
-def general(state: HandState, request_id: int, time_left_ms: int, bank_ms: int) -> bytes:
+events = st.lists(
+    st.builds(
+        Event,
+        st.integers(0, 1),
+        st.sampled_from(
+            [WireAction("draw_stock"), WireAction("take_discard", "Qh"), WireAction("knock", "2c")]
+        ),
+    ),
+    max_size=3,
+).map(tuple)
+
+
+def general(
+    state: HandState, request_id: int, time_left_ms: int, bank_ms: int, held: tuple[Event, ...]
+) -> bytes:
     """The request through the general path: observe, wire view, Request, encode."""
     legal = to_wire_legal(legal_actions(state))
     view = to_wire_view(observe(state, state.to_act))
-    return encode(Request(request_id, str(state.phase), legal, view, time_left_ms, bank_ms))
+    phase = str(state.phase)
+    return encode(Request(request_id, phase, legal, view, time_left_ms, bank_ms, held))
 
 
-def same(state: HandState, request_id: int, time_left_ms: int, bank_ms: int) -> None:
-    fast = request_bytes(state, legal_actions(state), request_id, time_left_ms, bank_ms)
-    assert fast == general(state, request_id, time_left_ms, bank_ms)
+def same(
+    state: HandState,
+    request_id: int,
+    time_left_ms: int,
+    bank_ms: int,
+    held: tuple[Event, ...] = (),
+) -> None:
+    encoded = [encode(event) for event in held]
+    fast = request_bytes(state, legal_actions(state), request_id, time_left_ms, bank_ms, encoded)
+    assert fast == general(state, request_id, time_left_ms, bank_ms, held)
 
 
 @settings(max_examples=150, deadline=None)
@@ -52,6 +74,7 @@ def same(state: HandState, request_id: int, time_left_ms: int, bank_ms: int) -> 
     time_left_ms=ids,
     bank_ms=ids,
     knock_bias=st.floats(0, 1),
+    held=events,
 )
 def test_every_decision_of_random_hands(
     seed: int,
@@ -61,12 +84,13 @@ def test_every_decision_of_random_hands(
     time_left_ms: int,
     bank_ms: int,
     knock_bias: float,
+    held: tuple[Event, ...],
 ) -> None:
     rng = random.Random(seed)
     rules = RuleSet.preset(preset)
     state = deal(rules, shuffled_deck(rng), dealer=seed % 2, scores=scores)
     while not state.is_over:
-        same(state, request_id, time_left_ms, bank_ms)
+        same(state, request_id, time_left_ms, bank_ms, held)
         legal = legal_actions(state)
         knocks = [a for a in legal if isinstance(a, Knock)]
         action = rng.choice(knocks) if knocks and rng.random() < knock_bias else rng.choice(legal)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import zmq
 
 from protocol.codec import decode_bot_message, encode
@@ -44,10 +46,11 @@ class FakeReferee:
         self.sock.send_multipart([self.peer, *frames])
 
     def handshake(self) -> Hello:
-        """Receive the bot's hello and answer welcome."""
+        """Receive the bot's hello and answer welcome, granting ``inline_events`` if asked
+        (as the real referee does)."""
         hello = self.recv()
         assert isinstance(hello, Hello)
-        self.send(WELCOME)
+        self.send(dataclasses.replace(WELCOME, inline_events=hello.inline_events))
         return hello
 
     def close(self) -> None:

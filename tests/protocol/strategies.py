@@ -99,6 +99,10 @@ views = st.builds(
 )
 
 
+events = st.builds(Event, seat=seats, action=actions())
+"""Any valid event (also the elements of ``Request.events``)."""
+
+
 @st.composite
 def hand_starts(draw: st.DrawFn) -> HandStart:
     """A deal: ten distinct cards and an upcard that is not among them."""
@@ -123,11 +127,18 @@ messages: st.SearchStrategy[Message] = st.one_of(
         token=st.text(min_size=1, max_size=128),
         author=st.none() | st.text(max_size=128),
         version=st.none() | st.text(max_size=128),
+        inline_events=st.booleans(),
     ),
     st.builds(ActionMsg, request_id=ints, action=actions()),
     st.builds(Pong, nonce=ints),
     st.builds(Bye, reason=st.none() | texts),
-    st.builds(Welcome, protocol_version=ints, referee=texts, heartbeat_ms=ints),
+    st.builds(
+        Welcome,
+        protocol_version=ints,
+        referee=texts,
+        heartbeat_ms=ints,
+        inline_events=st.booleans(),
+    ),
     st.builds(
         Reject,
         code=st.text(min_size=1, max_size=30),
@@ -153,8 +164,9 @@ messages: st.SearchStrategy[Message] = st.one_of(
         view=views,
         time_left_ms=ints,
         bank_ms=ints,
+        events=st.lists(events, max_size=3).map(tuple),
     ),
-    st.builds(Event, seat=seats, action=actions()),
+    events,
     st.builds(
         HandEnd,
         game=small_ints,

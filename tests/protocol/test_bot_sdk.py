@@ -7,12 +7,14 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import msgpack
 import pytest
 
 from protocol.bot import Bot, ExitCode, run_bot, run_bot_main
+from protocol.codec import encode
 from protocol.examples import EXAMPLES, TYPICAL_REQUEST
 from protocol.schema import (
     ActionMsg,
@@ -117,7 +119,7 @@ def test_full_conversation(referee: FakeReferee, start_bot: Callable[..., BotThr
     bot = RecordingBot()
     running = start_bot(bot, author="tests", version="9")
     hello = referee.handshake()
-    assert hello == Hello(1, "test-bot", "tok-1", author="tests", version="9")
+    assert hello == Hello(1, "test-bot", "tok-1", author="tests", version="9", inline_events=True)
     referee.send(EXAMPLES["match_start"])
     referee.send(EXAMPLES["hand_start"])
     for request_id in (5, 6):
@@ -156,6 +158,81 @@ def test_full_conversation(referee: FakeReferee, start_bot: Callable[..., BotThr
         "hand_end",
         "game_end",
         "match_end",
+    ]
+
+
+class EventLogBot(RandomBot):
+    """A random bot that logs each event (who did what) and each ``act``, in call order."""
+
+    def __init__(self) -> None:
+        super().__init__(seed=7)
+        self.seen: list[str] = []
+
+    def act(self, request: Request) -> WireAction:
+        self.seen.append(f"act:{request.request_id}")
+        return super().act(request)
+
+    def on_event(self, msg: Event) -> None:
+        self.seen.append(f"event:{msg.seat}:{msg.action.kind}:{msg.action.card}")
+
+
+def _request(request_id: int, *events: Event) -> Request:
+    return replace(TYPICAL_REQUEST, request_id=request_id, events=events)
+
+
+def _expect_action(referee: FakeReferee, request_id: int) -> None:
+    reply = referee.recv()
+    assert isinstance(reply, ActionMsg)
+    assert reply.request_id == request_id
+    assert reply.action in TYPICAL_REQUEST.legal
+
+
+@pytest.mark.parametrize("inline_events", [True, False])
+def test_hello_asks_for_inline_events_unless_told_not_to(
+    referee: FakeReferee, start_bot: Callable[..., BotThread], inline_events: bool
+) -> None:
+    options: dict[str, object] = {} if inline_events else {"inline_events": False}
+    running = start_bot(RandomBot(), **options)
+    hello = referee.recv()
+    assert isinstance(hello, Hello)
+    assert hello.inline_events is inline_events
+    assert ("inline_events" in msgpack.unpackb(encode(hello))) is inline_events
+    referee.send(Welcome(1, "test-referee", 1000, inline_events=inline_events))
+    referee.send(EXAMPLES["match_end"])
+    assert isinstance(referee.recv(), Bye)
+    assert running.join() == ExitCode.OK
+
+
+def test_events_inside_a_request_reach_on_event_in_order_before_act(
+    referee: FakeReferee, start_bot: Callable[..., BotThread]
+) -> None:
+    bot = EventLogBot()
+    running = start_bot(bot)
+    assert referee.handshake().inline_events
+    took = Event(seat=1, action=WireAction.take_discard("Jc"))
+    dropped = Event(seat=1, action=WireAction.discard("7d"))
+    drew = Event(seat=1, action=WireAction.draw_stock())
+    knocked = Event(seat=1, action=WireAction.knock("Kd"))
+    referee.send(_request(5, took, dropped))
+    _expect_action(referee, 5)
+    referee.send(drew)  # a separate event still reaches on_event
+    referee.send(_request(6))
+    _expect_action(referee, 6)
+    referee.send(_request(7, dropped))
+    _expect_action(referee, 7)
+    referee.send(knocked)  # held events come as messages before any other message
+    referee.send(EXAMPLES["match_end"])
+    assert isinstance(referee.recv(), Bye)
+    assert running.join() == ExitCode.OK
+    assert bot.seen == [
+        "event:1:take_discard:Jc",
+        "event:1:discard:7d",
+        "act:5",
+        "event:1:draw_stock:None",
+        "act:6",
+        "event:1:discard:7d",
+        "act:7",
+        "event:1:knock:Kd",
     ]
 
 
@@ -241,7 +318,21 @@ def test_run_bot_main_reads_arguments_and_environment(
     running = BotThread(lambda: run_bot_main(RandomBot(), "argv-bot", argv))
     try:
         hello = referee.handshake()
-        assert (hello.name, hello.token) == ("argv-bot", "from-env")
+        assert (hello.name, hello.token, hello.inline_events) == ("argv-bot", "from-env", True)
+        referee.send(EXAMPLES["match_end"])
+        assert isinstance(referee.recv(), Bye)
+    finally:
+        if running.thread.is_alive() and referee.peer is not None:
+            referee.send(Bye())
+        assert running.join() == ExitCode.OK
+
+
+def test_run_bot_main_passes_inline_events_on(referee: FakeReferee) -> None:
+    argv = ["--endpoint", referee.endpoint, "--token", "t", "--recv-timeout-ms", str(WAIT_MS)]
+    running = BotThread(lambda: run_bot_main(RandomBot(), "plain", argv, inline_events=False))
+    try:
+        hello = referee.handshake()
+        assert hello.inline_events is False
         referee.send(EXAMPLES["match_end"])
         assert isinstance(referee.recv(), Bye)
     finally:

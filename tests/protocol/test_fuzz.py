@@ -24,7 +24,7 @@ from protocol.codec import (
 )
 from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
 from protocol.examples import EXAMPLES
-from protocol.schema import MESSAGE_CLASSES, ActionMsg, Bye, Message
+from protocol.schema import MESSAGE_CLASSES, ActionMsg, Bye, Message, Request
 from tests.protocol.strategies import messages, wire_map
 
 DECODERS = (decode, decode_bot_message, decode_referee_message)
@@ -219,3 +219,16 @@ def test_malformed_bytes(data: bytes, match: str) -> None:
 def test_limits_leave_room_for_every_example() -> None:
     for msg in EXAMPLES.values():
         assert len(encode(msg)) < MAX_MESSAGE_BYTES // 16
+
+
+def test_request_events_are_bounded_by_the_array_limit() -> None:
+    wire = wire_map(EXAMPLES["request_events"])
+    event = wire["events"][0]
+    wire["events"] = [event] * MAX_ARRAY_LEN
+    request = decode(msgpack.packb(wire))
+    assert isinstance(request, Request) and len(request.events) == MAX_ARRAY_LEN
+    wire["events"].append(event)
+    for decoder in (decode, decode_referee_message):
+        with pytest.raises(MalformedMessage) as info:
+            decoder(msgpack.packb(wire))
+        assert info.value.code == ErrorCode.MALFORMED

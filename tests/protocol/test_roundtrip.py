@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import msgpack
 import pytest
 from hypothesis import given, settings
@@ -15,14 +17,18 @@ from protocol.codec import (
     to_wire,
 )
 from protocol.errors import ErrorCode, SchemaError
-from protocol.examples import EXAMPLES
+from protocol.examples import EXAMPLES, TYPICAL_REQUEST
 from protocol.schema import (
     BOT_MESSAGE_TYPES,
     MESSAGE_CLASSES,
     REFEREE_MESSAGE_TYPES,
     ActionMsg,
     Bye,
+    Event,
+    Hello,
     Message,
+    Request,
+    Welcome,
     WireAction,
 )
 from tests.protocol.strategies import messages
@@ -72,6 +78,48 @@ def test_optional_fields_are_omitted_and_nil_means_absent() -> None:
     action = {"kind": "knock", "card": "7h", "melds": None}
     data = msgpack.packb({"type": "action", "request_id": 3, "action": action})
     assert decode(data) == ActionMsg(3, WireAction.knock("7h"))
+
+
+def test_inline_events_fields_are_omitted_when_unused() -> None:
+    hello, welcome = EXAMPLES["hello"], EXAMPLES["welcome"]
+    assert isinstance(hello, Hello) and isinstance(welcome, Welcome)
+    assert hello.inline_events and welcome.inline_events
+    assert msgpack.unpackb(encode(hello))["inline_events"] is True
+    assert msgpack.unpackb(encode(welcome))["inline_events"] is True
+    for msg in (replace(hello, inline_events=False), replace(welcome, inline_events=False)):
+        wire = msgpack.unpackb(encode(msg))
+        assert "inline_events" not in wire
+        for value in (None, False):
+            assert decode(msgpack.packb({**wire, "inline_events": value})) == msg
+    data = encode(TYPICAL_REQUEST)
+    assert data[0] == 0x87
+    assert "events" not in msgpack.unpackb(data)
+    wire = msgpack.unpackb(data)
+    no_events: tuple[list[object] | None, ...] = (None, [])
+    for events in no_events:
+        assert decode(msgpack.packb({**wire, "events": events})) == TYPICAL_REQUEST
+
+
+def test_events_inside_a_request_are_event_messages_last() -> None:
+    request = EXAMPLES["request_events"]
+    assert isinstance(request, Request) and len(request.events) == 2
+    data = encode(request)
+    wire = msgpack.unpackb(data)
+    assert data[0] == 0x88
+    assert list(wire)[-1] == "events"
+    assert wire["events"] == [msgpack.unpackb(encode(e)) for e in request.events]
+    tail = msgpack.packb("events") + b"\x92" + b"".join(encode(e) for e in request.events)
+    assert data.endswith(tail), "each element is exactly the bytes of the event message"
+
+
+@pytest.mark.parametrize("count", [1, 15, 16, 40])
+def test_request_fast_path_with_many_events(count: int) -> None:
+    discard, knock = WireAction.discard("2h"), WireAction.knock("9c", (("3c", "3d", "3h"),))
+    events = tuple(Event(seat=1, action=knock if i % 7 == 3 else discard) for i in range(count))
+    request = replace(TYPICAL_REQUEST, events=events)
+    data = encode(request)
+    assert data == msgpack.packb(to_wire(request), use_bin_type=True)
+    assert decode(data) == request
 
 
 def test_unknown_fields_are_ignored() -> None:

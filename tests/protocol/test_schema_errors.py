@@ -58,6 +58,10 @@ CASES = [
     Case("hello", ("protocol_version",), "1", T, "hello.protocol_version"),
     Case("hello", ("protocol_version",), -1, V, "hello.protocol_version"),
     Case("hello", ("author",), 7, T, "hello.author"),
+    Case("hello", ("inline_events",), 1, T, "hello.inline_events"),
+    Case("hello", ("inline_events",), 0, T, "hello.inline_events"),
+    Case("hello", ("inline_events",), "true", T, "hello.inline_events"),
+    Case("hello", ("inline_events",), [True], T, "hello.inline_events"),
     # action and the action map
     Case("action", ("request_id",), DELETE, M, "action.request_id"),
     Case("action", ("request_id",), -1, V, "action.request_id"),
@@ -93,6 +97,7 @@ CASES = [
     Case("event", ("seat",), None, T, "event.seat"),
     # welcome / reject
     Case("welcome", ("heartbeat_ms",), DELETE, M, "welcome.heartbeat_ms"),
+    Case("welcome", ("inline_events",), 1, T, "welcome.inline_events"),
     Case("reject", ("supported_versions",), 1, T, "reject.supported_versions"),
     Case("reject", ("supported_versions", 0), "1", T, "reject.supported_versions[0]"),
     Case("reject", ("code",), "", V, "reject.code"),
@@ -133,6 +138,33 @@ CASES = [
     Case("request", ("view", "stock_size"), 53, V, "request.view.stock_size"),
     Case("request", ("view", "discard_pile", 1), "8h", V, "request.view.discard_pile"),
     Case("request", ("view", "opponent_known", 0), 5, T, "request.view.opponent_known[0]"),
+    # request.events: each element is a complete event message
+    Case("request_events", ("events",), {"seat": 1}, T, "request.events"),
+    Case("request_events", ("events",), True, T, "request.events"),
+    Case("request_events", ("events", 0), "take_discard", T, "request.events[0]"),
+    Case(
+        "request_events", ("events", 0), {"type": "ping", "nonce": 1}, V, "request.events[0].type"
+    ),
+    Case("request_events", ("events", 1, "type"), "request", V, "request.events[1].type"),
+    Case("request_events", ("events", 0, "type"), 5, T, "request.events[0].type"),
+    Case("request_events", ("events", 0, "type"), DELETE, M, "request.events[0].type"),
+    Case("request_events", ("events", 0, "seat"), DELETE, M, "request.events[0].seat"),
+    Case("request_events", ("events", 1, "seat"), 2, V, "request.events[1].seat"),
+    Case("request_events", ("events", 0, "action"), None, T, "request.events[0].action"),
+    Case(
+        "request_events",
+        ("events", 1, "action", "card"),
+        "7D",
+        C,
+        "request.events[1].action.card",
+    ),
+    Case(
+        "request_events",
+        ("events", 0, "action", "kind"),
+        "pass_upcard",
+        V,
+        "request.events[0].action.card",
+    ),
     # hand_end
     Case("hand_end", ("termination",), "resign", V, "hand_end.termination"),
     Case("hand_end", ("winner",), DELETE, M, "hand_end.winner"),
