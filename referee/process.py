@@ -5,8 +5,11 @@
   does not reach it. It stays in the referee's session on purpose: with Linux autogroup
   scheduling a new session is a new scheduling group, and 2 x N bots in their own groups
   starve the referee of CPU (measured: a 20-25% throughput drop at 16-32 games, and loop
-  stalls that delay reply time stamps). Bots also run at a lower priority (``nice`` +5 by
-  default), so the referee, which keeps every clock, is never the one kept waiting.
+  stalls that delay reply time stamps). Bots also run at a lower priority (``nice`` +10 by
+  default), so the referee, which keeps every clock, is never the one kept waiting: one
+  runnable nice-0 referee weighs as much as ten runnable bots at +10 (three at +5) in the
+  kernel's fair scheduler, and with 16-32 games on 2 cores, +10 gave 10-30% more decisions
+  per second than +5 (docs/performance.md).
 * At most ``cpu_count`` bots are being spawned at once (``fork_exec`` blocks the loop).
 * stdin and stdout are ``/dev/null`` (the protocol runs over ZeroMQ); stdout can optionally be
   merged into the stderr capture.  stderr goes to an ``os.pipe`` that the event loop reads
@@ -192,7 +195,7 @@ class BotProcess:
         stderr_cap: int = 1 << 20,
         tail_bytes: int = 4096,
         merge_stdout: bool = False,
-        nice: int = 5,
+        nice: int = 10,
     ) -> BotProcess:
         """Spawn ``cmd`` in a new process group and start capturing its stderr.
 
@@ -201,7 +204,8 @@ class BotProcess:
         ``stderr_path`` (appended to, at most ``stderr_cap`` bytes per run) is optional; if it
         cannot be opened a warning is logged and only the in-memory tail is kept.  With
         ``merge_stdout`` the bot's stdout goes into the same capture instead of /dev/null.
-        Raises ``BotStartError`` if the program cannot be started.
+        The bot runs ``nice`` steps below the referee's own priority (capped at 19; 0 keeps
+        it equal). Raises ``BotStartError`` if the program cannot be started.
         """
         child_env = dict(os.environ if base_env is None else base_env)
         child_env.update(cmd.env)
@@ -224,7 +228,8 @@ class BotProcess:
                 )
             if nice:
                 with contextlib.suppress(OSError):
-                    os.setpriority(os.PRIO_PROCESS, proc.pid, nice)
+                    own = os.getpriority(os.PRIO_PROCESS, 0)
+                    os.setpriority(os.PRIO_PROCESS, proc.pid, min(19, own + nice))
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             raise BotStartError(cmd.argv, _start_reason(exc, cmd)) from exc
         finally:

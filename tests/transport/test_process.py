@@ -89,6 +89,18 @@ async def test_exit_code_hint() -> None:
 
 
 @pytest.mark.asyncio
+async def test_bots_run_below_the_referee_priority_in_their_own_group() -> None:
+    code = (
+        "import os, sys; sys.stderr.write(f'{os.getpriority(os.PRIO_PROCESS, 0)} {os.getpgrp()}')"
+    )
+    bot = await BotProcess.start(py(code))
+    assert await bot.wait() == 0
+    nice, group = bot.stderr_tail().split()
+    assert int(nice) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
+    assert int(group) == bot.pid != os.getpgrp()
+
+
+@pytest.mark.asyncio
 async def test_signal_hint() -> None:
     code = (
         "import os, resource, signal\n"
