@@ -1,18 +1,19 @@
 """Tournament throughput with instant bots as concurrency grows, and the referee's share of it.
 
-Run: ``python -m bench.bench_tournament [--levels 1,2,4,8,16,32] [--games-per-level N]``.
-For every concurrency level a two-bot round-robin (duplicate deals, both bots
-``bench.instant_bot``, generous clocks) is played by :class:`TournamentRun` into a fresh
-directory, as the ``tournament`` command does (INFO logging to a JSON file, no console).
+Run: ``python -m bench.bench_tournament [--levels 1,2,4,8,16,32] [--games-per-level N]``
+(``--bot CMD`` replaces the instant bot). For every concurrency level a two-bot round-robin
+(duplicate deals, both bots ``bench.instant_bot``, generous clocks) is played by
+:class:`TournamentRun` into a fresh directory, as the ``tournament`` command does (INFO logging
+to a JSON file, no console).
 Measured per level: aggregate decisions/s (decisions summed from the stored results over the
 run's wall time); CPU of this process (the referee) and of the reaped bot processes
 (``RUSAGE_CHILDREN``: the runner terminates and reaps every bot), hence the referee's share of
-the CPU used, the cores used and the referee's own cores; peak RSS of this process (sampled
-every 50 ms) over the RSS before the first run, per concurrent game (levels run in the given
-order, both series at each level, so the high-water mark grows with the level; the growth per
-added game since the previous level is given too, as the better per-game estimate); the event
-loop's worst scheduling lag. Machine-wide busy cores, idle and steal (``/proc/stat``,
-tick-sampled) tell a noisy or under-used machine apart from a saturated one.
+the CPU used, the cores used and the referee's own cores, and both per decision in µs; peak RSS
+of this process (sampled every 50 ms) over the RSS before the first run, per concurrent game
+(levels run in the given order, both series at each level, so the high-water mark grows with
+the level; the growth per added game since the previous level is given too, as the better per-
+game estimate); the event loop's worst scheduling lag. Machine-wide busy cores, idle and steal
+(``/proc/stat``, tick-sampled) tell a noisy or under-used machine apart from a saturated one.
 
 Every game starts two Python bot processes, so two series are measured and labelled:
 
@@ -78,11 +79,12 @@ def even(count: int) -> int:
     return count + count % 2
 
 
-def make_config(level: int, games: int, rules: RuleSet) -> TournamentConfig:
-    """Two instant bots, round-robin with duplicate deals, ``games`` games, ``level`` at once."""
+def make_config(level: int, games: int, rules: RuleSet, bot: str = INSTANT) -> TournamentConfig:
+    """Two copies of ``bot`` (default: the instant bot), round-robin with duplicate deals,
+    ``games`` games, ``level`` at once."""
     return TournamentConfig(
         name=f"bench-c{level}",
-        bots=(BotEntry("alpha", INSTANT), BotEntry("beta", INSTANT)),
+        bots=(BotEntry("alpha", bot), BotEntry("beta", bot)),
         format="round-robin",
         games_per_pairing=even(games),
         duplicate=True,
@@ -155,6 +157,8 @@ def measure(config: TournamentConfig, out: Path, base_rss: int) -> dict[str, Any
         "seconds": round(seconds, 3),
         "decisions_per_s": round(decisions / seconds),
         "referee_cpu_share": round(referee / (referee + bots), 3),
+        "referee_us_per_decision": round(referee / decisions * 1e6, 1),
+        "bots_us_per_decision": round(bots / decisions * 1e6, 1),
         "cores_used": round((referee + bots) / seconds, 2),
         "referee_cores": round(referee / seconds, 2),
         "rss_per_game_kib": round((peak - base_rss) / level),
@@ -176,6 +180,8 @@ def table(label: str, rows: list[dict[str, Any]]) -> str:
         ("secs", "seconds", ".2f", 1),
         ("dec/s", "decisions_per_s", "d", 1),
         ("ref%", "referee_cpu_share", ".1f", 100),
+        ("ref us", "referee_us_per_decision", ".0f", 1),
+        ("bots us", "bots_us_per_decision", ".0f", 1),
         ("cores", "cores_used", ".2f", 1),
         ("refcore", "referee_cores", ".2f", 1),
         ("machine", "machine_busy_cores", ".2f", 1),
@@ -225,6 +231,11 @@ def main() -> None:
         help="games per level in the amortised series (default max(2, level); 0 skips it)",
     )
     parser.add_argument("--long-target", type=positive, default=500, help="amortised series target")
+    parser.add_argument(
+        "--bot",
+        default=INSTANT,
+        help="bot command for both seats (default: the instant bot; e.g. a sample bot)",
+    )
     args = parser.parse_args()
     if args.long_games_per_level is not None and args.long_games_per_level < 0:
         parser.error("--long-games-per-level must be 0 (skip) or positive")
@@ -244,7 +255,7 @@ def main() -> None:
         # Levels outermost: the RSS high-water mark then grows with the level in both series.
         for level in args.levels:
             for label, (rules, games) in series.items():
-                config = make_config(level, games(level), rules)
+                config = make_config(level, games(level), rules, args.bot)
                 row = measure(config, root / f"{label}-c{level}", base_rss)
                 rows[label].append(row)
                 print(
@@ -256,7 +267,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "machine": machine(),
         "cpus": os.cpu_count(),
-        "bot": "bench.instant_bot",
+        "bot": args.bot,
         "clock": CLOCK.to_wire(),
         "rss_base_kib": base_rss,
         "series": {},
