@@ -258,6 +258,8 @@ class SeatLink:
     def _reply_error(self, code: str, message: str, request_id: int | None = None) -> None:
         if self._errors_sent < _MAX_ERROR_REPLIES and self.peer is not None:
             self._errors_sent += 1
+            for event in self.take_held():  # held events go first, as everywhere
+                self._send_bytes(self.peer, event)
             self._send_bytes(self.peer, encode(Error(code, message[:400], request_id)))
 
     # ------------------------------------------------------------------ decisions

@@ -8,8 +8,8 @@
   stalls that delay reply time stamps). Bots also run at a lower priority (``nice`` +10 by
   default), so the referee, which keeps every clock, is never the one kept waiting: one
   runnable nice-0 referee weighs as much as ten runnable bots at +10 (three at +5) in the
-  kernel's fair scheduler, and with 16-32 games on 2 cores, +10 gave 10-30% more decisions
-  per second than +5 (docs/performance.md).
+  kernel's fair scheduler; with 16 games on 2 cores +10 gave a third more decisions per
+  second than +5, about the same at 32 (docs/performance.md).
 * At most ``cpu_count`` bots are being spawned at once (``fork_exec`` blocks the loop).
 * stdin and stdout are ``/dev/null`` (the protocol runs over ZeroMQ); stdout can optionally be
   merged into the stderr capture.  stderr goes to an ``os.pipe`` that the event loop reads
