@@ -11,6 +11,10 @@
   kernel's fair scheduler; with 16 games on 2 cores +10 gave a third more decisions per
   second than +5, about the same at 32 (docs/performance.md).
 * At most ``cpu_count`` bots are being spawned at once (``fork_exec`` blocks the loop).
+* On Linux, bots start through util-linux ``setpriv --pdeathsig KILL``, which execs the bot in
+  place: if the referee dies, even by SIGKILL, the kernel kills each bot (its own children are
+  left to the bot). Without ``setpriv`` bots start directly and an orphaned SDK bot exits after
+  its receive timeout.
 * stdin and stdout are ``/dev/null`` (the protocol runs over ZeroMQ); stdout can optionally be
   merged into the stderr capture.  stderr goes to an ``os.pipe`` that the event loop reads
   continuously (``loop.connect_read_pipe``), keeping the last ``tail_bytes`` in memory and
@@ -30,11 +34,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import shlex
+import shutil
 import signal
 import subprocess
+import sys
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -218,7 +225,7 @@ class BotProcess:
         try:
             async with _spawn_limit():
                 proc = await asyncio.create_subprocess_exec(
-                    *cmd.argv,
+                    *_with_parent_death_signal(cmd, child_env),
                     stdin=subprocess.DEVNULL,
                     stdout=wfd if merge_stdout else subprocess.DEVNULL,
                     stderr=wfd,
@@ -364,6 +371,41 @@ class BotProcess:
     ) -> None:
         """Terminate the bot."""
         await self.terminate()
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux ``setpriv`` if it exists here and knows ``--pdeathsig`` (checked once)."""
+    path = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    if path is None:
+        return None
+    try:
+        out = subprocess.run([path, "--help"], capture_output=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return path if b"--pdeathsig" in out.stdout else None
+
+
+def _with_parent_death_signal(cmd: BotCommand, env: Mapping[str, str]) -> tuple[str, ...]:
+    """``cmd.argv`` run through ``setpriv --pdeathsig KILL``, so the kernel kills the bot if
+    the referee dies, even by SIGKILL (nothing in the referee could do it then).
+
+    setpriv sets the signal and execs the bot in place (same pid, same process group). Used
+    only when the program and the working directory resolve; otherwise the argv is returned
+    unchanged, so a missing program still fails at spawn with its precise reason.
+    """
+    setpriv = _setpriv()
+    if setpriv is None:
+        return cmd.argv
+    program = cmd.argv[0]
+    if cmd.cwd is not None and not os.path.isdir(cmd.cwd):
+        return cmd.argv
+    if "/" in program:
+        path = os.path.join(cmd.cwd or os.getcwd(), program)
+        found = os.path.isfile(path) and os.access(path, os.X_OK)
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+    return (setpriv, "--pdeathsig", "KILL", "--", *cmd.argv) if found else cmd.argv
 
 
 def _open_log(path: Path) -> BinaryIO | None:

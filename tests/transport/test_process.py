@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -98,6 +99,33 @@ async def test_bots_run_below_the_referee_priority_in_their_own_group() -> None:
     nice, group = bot.stderr_tail().split()
     assert int(nice) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
     assert int(group) == bot.pid != os.getpgrp()
+
+
+PARENT = """
+import asyncio, sys
+from referee.process import BotCommand, BotProcess
+
+async def main():
+    bot = await BotProcess.start(BotCommand((sys.executable, "-c", "import time; time.sleep(60)")))
+    print(bot.pid, flush=True)
+    await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.asyncio
+async def test_bots_die_with_a_referee_killed_by_sigkill() -> None:
+    assert shutil.which("setpriv"), "util-linux's setpriv gives this guarantee: install it"
+    referee = await asyncio.create_subprocess_exec(
+        PY, "-c", PARENT, stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2]
+    )
+    assert referee.stdout is not None
+    bot_pid = int(await referee.stdout.readline())
+    assert not pid_is_dead(bot_pid)
+    referee.kill()
+    assert await referee.wait() == -signal.SIGKILL
+    await wait_until(lambda: pid_is_dead(bot_pid))
 
 
 @pytest.mark.asyncio
