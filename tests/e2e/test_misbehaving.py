@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from referee.match_faults import FaultKind, FaultPolicy
-from tests.e2e.helpers import FAST, GREEDY, bad, play
+from tests.e2e.helpers import BOTS, FAST, GREEDY, PY, bad, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(60)]
 
@@ -108,6 +108,14 @@ async def test_strike_policy_plays_a_safe_move_and_goes_on() -> None:
     assert fault.kind is FaultKind.ILLEGAL
     assert result.seats[1].strikes == 1
     assert result.reason == "normal"
+
+
+@pytest.mark.parametrize("mode", ["inline", "separate"])
+async def test_the_opponent_is_told_of_the_safe_moves_played_for_a_faulting_bot(mode: str) -> None:
+    tracker = f"{PY} {BOTS / 'tracker.py'} {mode}"  # crashes if its events do not add up
+    result = await play(tracker, bad("illegal", 1), policy=FaultPolicy.STRIKE, strikes=3)
+    assert result.reason == "normal" and result.seats[1].strikes == 1
+    assert not result.seats[0].faults
 
 
 async def test_forfeit_match_policy() -> None:

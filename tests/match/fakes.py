@@ -48,6 +48,9 @@ class FakeTransport:
         """Decoded messages sent to ``peer``."""
         return [decode(p) for who, p in self.sent if who == peer]
 
-    def hello(self, peer: bytes, token: str, version: int = 1) -> None:
+    def hello(
+        self, peer: bytes, token: str, version: int = 1, *, inline_events: bool = False
+    ) -> None:
         """Say hello as a bot."""
-        self.deliver(peer, Hello(version, f"bot-{peer.hex()}", token))
+        name = f"bot-{peer.hex()}"
+        self.deliver(peer, Hello(version, name, token, inline_events=inline_events))

@@ -6,10 +6,12 @@ import asyncio
 
 import pytest
 
+from protocol.codec import encode
 from protocol.schema import (
     ActionMsg,
     Bye,
     Error,
+    Event,
     Ping,
     Pong,
     Reject,
@@ -213,3 +215,43 @@ async def test_pongs_keep_an_idle_bot_alive() -> None:
     finally:
         beat.cancel()
     assert link.fault is None
+
+
+@pytest.mark.parametrize("inline", [True, False])
+async def test_the_welcome_grants_inline_events_when_asked(inline: bool) -> None:
+    fake = FakeTransport()
+    hub = Hub(fake)
+    link = hub.open_seat(0, FAST)
+    fake.hello(PEER, link.token, inline_events=inline)
+    await link.connected
+    welcome = fake.messages(PEER)[0]
+    assert isinstance(welcome, Welcome) and welcome.inline_events is inline
+    assert link.inline_events is inline
+
+
+async def test_a_lobby_bot_keeps_its_inline_events_choice() -> None:
+    fake = FakeTransport()
+    hub = Hub(fake)
+    hub.register_remote("reg-token", "remote")
+    fake.hello(PEER, "reg-token", inline_events=True)
+    welcome = fake.messages(PEER)[0]
+    assert isinstance(welcome, Welcome) and welcome.inline_events
+    link = hub.open_seat(1, FAST, "reg-token", reusable=True)
+    await link.connected
+    assert link.peer == PEER and link.inline_events
+
+
+async def test_held_events_go_before_any_other_message() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    first, second = (Event(1, WireAction("discard", card)) for card in ("As", "Kd"))
+    link.hold_event(encode(first))
+    link.hold_event(encode(second))
+    link.send(Ping(9))
+    assert fake.messages(PEER)[-3:] == [first, second, Ping(9)]
+    link.hold_event(encode(first))
+    fake.deliver(PEER, ActionMsg(77, WireAction("draw_stock")))  # stale: answered with an error
+    *_, event, error = fake.messages(PEER)
+    assert event == first and isinstance(error, Error) and error.code == "stale_request"
+    link.hold_event(encode(second))
+    assert link.take_held() == [encode(second)] and link.take_held() == []
