@@ -6,11 +6,13 @@ input bytes, raising only :class:`~protocol.errors.ProtocolError` subclasses:
 :class:`~protocol.errors.MalformedMessage` when the bytes are not one acceptable msgpack
 value, :class:`~protocol.errors.SchemaError` when the value has the wrong shape.
 
-``encode`` trusts its input (it is on the referee's hot path): it does not validate
-cards or ranges, so a message built with bad values encodes to bytes that ``decode``
-rejects.
+The map of each message lives in :mod:`protocol.wire_maps`; the per-decision ``request``
+and the common ``action`` reply have fast paths here that give the same results (property
+tested). ``encode`` trusts its input (it is on the referee's hot path): it does not validate
+cards or ranges, so a message built with bad values encodes to bytes that ``decode`` rejects.
 
 >>> from protocol.errors import ProtocolError
+>>> from protocol.schema import Ping
 >>> data = encode(Ping(nonce=5))
 >>> data.hex(" ")
 '82 a4 74 79 70 65 a4 70 69 6e 67 a5 6e 6f 6e 63 65 05'
@@ -25,7 +27,6 @@ malformed
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NoReturn, cast
 
 import msgpack
@@ -36,27 +37,14 @@ from protocol.parse import parse_message, simple_action
 from protocol.schema import (
     BOT_MESSAGE_TYPES,
     REFEREE_MESSAGE_TYPES,
-    ActionMsg,
     BotMessage,
-    Bye,
-    Error,
     Event,
-    GameEnd,
-    HandEnd,
-    HandStart,
-    Hello,
-    MatchEnd,
-    MatchStart,
     Message,
-    Ping,
-    Pong,
     RefereeMessage,
-    Reject,
     Request,
-    Welcome,
     WireAction,
-    WireView,
 )
+from protocol.wire_maps import action_map, event_map, to_wire, view_map
 
 __all__ = [
     "MAX_ARRAY_LEN",
@@ -70,6 +58,7 @@ __all__ = [
     "decode_referee_message",
     "encode",
     "packed_action",
+    "to_wire",
 ]
 
 MAX_MESSAGE_BYTES = 64 * 1024
@@ -98,179 +87,6 @@ def _refuse_ext(code: int, data: bytes) -> NoReturn:
 
 # ------------------------------------------------------------------------ encoding
 
-
-def _action(a: WireAction) -> dict[str, Any]:
-    d: dict[str, Any] = {"kind": a.kind}
-    if a.card is not None:
-        d["card"] = a.card
-    if a.melds is not None:
-        d["melds"] = a.melds
-    return d
-
-
-def _view(v: WireView) -> dict[str, Any]:
-    return {
-        "seat": v.seat,
-        "phase": v.phase,
-        "to_act": v.to_act,
-        "dealer": v.dealer,
-        "hand": v.hand,
-        "discard_pile": v.discard_pile,
-        "stock_size": v.stock_size,
-        "opponent_hand_size": v.opponent_hand_size,
-        "opponent_known": v.opponent_known,
-        "knock_limit": v.knock_limit,
-        "multiplier": v.multiplier,
-        "turn": v.turn,
-        "scores": v.scores,
-        "taken_card": v.taken_card,
-    }
-
-
-def _optional(d: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    """Add the fields that are not None (optional fields are omitted when absent)."""
-    for key, value in fields.items():
-        if value is not None:
-            d[key] = value
-    return d
-
-
-def _flag(value: bool) -> bool | None:
-    """An optional boolean field's wire value: written only when True."""
-    return True if value else None
-
-
-def _hello(m: Hello) -> dict[str, Any]:
-    d = {"type": "hello", "protocol_version": m.protocol_version, "name": m.name}
-    d["token"] = m.token
-    return _optional(d, author=m.author, version=m.version, inline_events=_flag(m.inline_events))
-
-
-def _welcome(m: Welcome) -> dict[str, Any]:
-    d = {"type": "welcome", "protocol_version": m.protocol_version, "referee": m.referee}
-    d["heartbeat_ms"] = m.heartbeat_ms
-    return _optional(d, inline_events=_flag(m.inline_events))
-
-
-def _event(m: Event) -> dict[str, Any]:
-    return {"type": "event", "seat": m.seat, "action": _action(m.action)}
-
-
-def _request(m: Request) -> dict[str, Any]:
-    d = {
-        "type": "request",
-        "request_id": m.request_id,
-        "decision": m.decision,
-        "legal": [_action(a) for a in m.legal],
-        "view": _view(m.view),
-        "time_left_ms": m.time_left_ms,
-        "bank_ms": m.bank_ms,
-    }
-    if m.events:
-        d["events"] = [_event(e) for e in m.events]
-    return d
-
-
-def _match_start(m: MatchStart) -> dict[str, Any]:
-    tc = m.time_control
-    return {
-        "type": "match_start",
-        "match_id": m.match_id,
-        "seat": m.seat,
-        "opponent": m.opponent,
-        "games": m.games,
-        "rules": dict(m.rules),
-        "rules_hash": m.rules_hash,
-        "time_control": {
-            "move_ms": tc.move_ms,
-            "bank_ms": tc.bank_ms,
-            "grace_ms": tc.grace_ms,
-            "startup_ms": tc.startup_ms,
-        },
-    }
-
-
-def _hand_end(m: HandEnd) -> dict[str, Any]:
-    return {
-        "type": "hand_end",
-        "game": m.game,
-        "hand": m.hand,
-        "termination": m.termination,
-        "winner": m.winner,
-        "points": m.points,
-        "hands": m.hands,
-        "melds": m.melds,
-        "layoffs": m.layoffs,
-        "deadwood": m.deadwood,
-        "scores": m.scores,
-    }
-
-
-def _match_end(m: MatchEnd) -> dict[str, Any]:
-    f = m.fault
-    return {
-        "type": "match_end",
-        "result": m.result,
-        "games_won": m.games_won,
-        "points": m.points,
-        "reason": m.reason,
-        "fault": None if f is None else {"code": f.code, "detail": f.detail},
-    }
-
-
-_ENCODERS: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
-    Hello: _hello,
-    ActionMsg: lambda m: {
-        "type": "action",
-        "request_id": m.request_id,
-        "action": _action(m.action),
-    },
-    Pong: lambda m: {"type": "pong", "nonce": m.nonce},
-    Bye: lambda m: _optional({"type": "bye"}, reason=m.reason),
-    Welcome: _welcome,
-    Reject: lambda m: {
-        "type": "reject",
-        "code": m.code,
-        "message": m.message,
-        "supported_versions": m.supported_versions,
-    },
-    MatchStart: _match_start,
-    HandStart: lambda m: {
-        "type": "hand_start",
-        "game": m.game,
-        "hand": m.hand,
-        "dealer": m.dealer,
-        "hand_cards": m.hand_cards,
-        "upcard": m.upcard,
-        "scores": m.scores,
-    },
-    Request: _request,
-    Event: _event,
-    HandEnd: _hand_end,
-    GameEnd: lambda m: {
-        "type": "game_end",
-        "game": m.game,
-        "winner": m.winner,
-        "scores": m.scores,
-        "hands_won": m.hands_won,
-    },
-    MatchEnd: _match_end,
-    Error: lambda m: _optional(
-        {"type": "error", "code": m.code, "message": m.message}, request_id=m.request_id
-    ),
-    Ping: lambda m: {"type": "ping", "nonce": m.nonce},
-}
-
-
-def to_wire(msg: Message) -> dict[str, Any]:
-    """The plain msgpack-ready map of ``msg`` (what ``encode`` packs)."""
-    try:
-        to_map = _ENCODERS[type(msg)]
-    except KeyError:
-        raise TypeError(f"not a protocol message: {type(msg).__name__}") from None
-    return to_map(msg)
-
-
 _pack = msgpack.Packer(use_bin_type=True).pack
 _ACTION_BYTES: dict[WireAction, bytes] = {}
 _EVENT_BYTES: dict[Event, bytes] = {}
@@ -285,7 +101,7 @@ def packed_action(action: WireAction) -> bytes:
     set of meld-free actions is cached."""
     data = _ACTION_BYTES.get(action)
     if data is None:
-        data = _pack(_action(action))
+        data = _pack(action_map(action))
         if action.melds is None:
             _ACTION_BYTES[action] = data
     return data
@@ -296,7 +112,7 @@ def _packed_event(event: Event) -> bytes:
     to ``encode(event)``); the finite set of meld-free events is cached."""
     data = _EVENT_BYTES.get(event)
     if data is None:
-        data = _pack(_event(event))
+        data = _pack(event_map(event))
         if event.action.melds is None:
             _EVENT_BYTES[event] = data
     return data
@@ -326,7 +142,7 @@ def _encode_request(m: Request) -> bytes:
             _array_header(len(m.legal)),
             *[packed_action(a) for a in m.legal],
             _K_VIEW,
-            _pack(_view(m.view)),
+            _pack(view_map(m.view)),
             _K_TIME_LEFT,
             _pack(m.time_left_ms),
             _K_BANK,
