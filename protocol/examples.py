@@ -22,6 +22,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import msgpack
@@ -94,22 +95,7 @@ REQUEST_WITH_EVENTS = Request(
     request_id=16,
     decision="draw",
     legal=(WireAction.take_discard(), WireAction.draw_stock()),
-    view=WireView(
-        seat=0,
-        phase="draw",
-        to_act=0,
-        dealer=1,
-        hand=_HAND[:-1],
-        discard_pile=("8h", "Kc", "7d"),
-        stock_size=27,
-        opponent_hand_size=10,
-        opponent_known=("Jc",),
-        knock_limit=10,
-        multiplier=1,
-        turn=7,
-        scores=(25, 12),
-        taken_card=None,
-    ),
+    view=replace(TYPICAL_REQUEST.view, phase="draw", hand=_HAND[:-1], stock_size=27),
     time_left_ms=31000,
     bank_ms=30000,
     events=(
