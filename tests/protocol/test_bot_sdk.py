@@ -85,8 +85,8 @@ def start_bot(referee: FakeReferee) -> Iterator[Callable[..., BotThread]]:
         bot_thread.thread.join(timeout=WAIT_MS / 1000)
 
 
-class RecordingBot(RandomBot):
-    """A random bot that records every hook call."""
+class ActLogBot(RandomBot):
+    """A random bot that logs each ``act`` call in ``seen``."""
 
     def __init__(self) -> None:
         super().__init__(seed=7)
@@ -95,6 +95,10 @@ class RecordingBot(RandomBot):
     def act(self, request: Request) -> WireAction:
         self.seen.append(f"act:{request.request_id}")
         return super().act(request)
+
+
+class RecordingBot(ActLogBot):
+    """A random bot that records every hook call."""
 
     def on_match_start(self, msg: MatchStart) -> None:
         self.seen.append("match_start")
@@ -161,16 +165,8 @@ def test_full_conversation(referee: FakeReferee, start_bot: Callable[..., BotThr
     ]
 
 
-class EventLogBot(RandomBot):
+class EventLogBot(ActLogBot):
     """A random bot that logs each event (who did what) and each ``act``, in call order."""
-
-    def __init__(self) -> None:
-        super().__init__(seed=7)
-        self.seen: list[str] = []
-
-    def act(self, request: Request) -> WireAction:
-        self.seen.append(f"act:{request.request_id}")
-        return super().act(request)
 
     def on_event(self, msg: Event) -> None:
         self.seen.append(f"event:{msg.seat}:{msg.action.kind}:{msg.action.card}")
