@@ -121,30 +121,38 @@ async def test_ipc_endpoint(
 
 @pytest.mark.asyncio
 async def test_handler_echo_many_messages_in_order(
-    transport: RouterTransport, dealer: DealerFactory
+    zmq_context: TrackingContext, dealer: DealerFactory
 ) -> None:
-    """Push style; the handler replies synchronously from inside the reader callback."""
+    """Push style; the handler replies synchronously from inside the reader callback.
+
+    The client reads nothing until every echo is sent, so the echoes must fit in the queues:
+    the transport's send HWM is above ``total`` (with the default 1000 whether 5000 echoes fit
+    depended on the kernel's TCP buffers, and a CI machine once refused the 3000th).
+    """
     seen: list[bytes] = []
     done = asyncio.Event()
     total = 5000
+    async with RouterTransport(TransportConfig(hwm=2 * total), context=zmq_context) as transport:
 
-    def echo(inc: Incoming) -> None:
-        seen.append(inc.payload)
-        assert transport.send(inc.peer, inc.payload)
-        if len(seen) == total:
-            done.set()
+        def echo(inc: Incoming) -> None:
+            seen.append(inc.payload)
+            assert transport.send(inc.peer, inc.payload)
+            if len(seen) == total:
+                done.set()
 
-    transport.set_handler(echo)
-    client = dealer(transport.endpoint)
-    client.setsockopt(zmq.SNDHWM, 0)
-    expected = [str(i).encode() for i in range(total)]
-    for payload in expected:
-        client.send(payload)
-    async with asyncio.timeout(10):
-        await done.wait()
-    assert seen == expected
-    assert [client.recv() for _ in range(total)] == expected
-    assert transport.qsize() == 0
+        transport.set_handler(echo)
+        client = dealer(transport.endpoint)
+        client.setsockopt(zmq.SNDHWM, 0)
+        client.setsockopt(zmq.RCVHWM, 0)
+        expected = [str(i).encode() for i in range(total)]
+        for payload in expected:
+            client.send(payload)
+        async with asyncio.timeout(10):
+            await done.wait()
+        assert seen == expected
+        assert transport.stats.send_failures == 0
+        assert [client.recv() for _ in range(total)] == expected
+        assert transport.qsize() == 0
 
 
 @pytest.mark.asyncio
