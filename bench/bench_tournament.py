@@ -15,15 +15,21 @@ the level; the growth per added game since the previous level is given too, as t
 game estimate); the event loop's worst scheduling lag. Machine-wide busy cores, idle and steal
 (``/proc/stat``, tick-sampled) tell a noisy or under-used machine apart from a saturated one.
 
-Every game starts two Python bot processes, so two series are measured and labelled:
+Every game starts two Python bot processes, so these series are measured and labelled:
 
 - ``with_startup``: standard rules (target 100), short games, start-up cost included;
 - ``amortised``: the same with a high target (``--long-target``, default 500) so each game
   has ~5x more decisions (~5,000) and process start-up is amortised. (A target above ~1000
   changes nothing: a tournament game stops at ``MatchConfig.max_hands_per_game``, 200 hands.)
+- ``amortised_tcp`` (with ``--tcp``): the amortised series with the bots on TCP loopback
+  instead of the referee's private ipc:// endpoint;
+- ``control`` (unless ``--no-control``): the same bots, as many pairs as games at once, driven
+  by :mod:`bench.raw_referee`, a do-nothing referee (one blocking ROUTER, no rules): what no
+  Python referee can beat on this machine. The control table sets it beside ``amortised``.
 
+``--rounds R`` repeats every level R times (levels innermost) and reports per-level medians.
 Defaults (levels 1..32, ``max(8, 2 x level)`` short games and ``max(2, level)`` long games
-per level) take about three minutes on a 2-core machine.
+per level, one round) take about three minutes on a 2-core machine.
 
 Prints one JSON object on stdout and readable tables on stderr.
 """
@@ -37,6 +43,7 @@ import gc
 import json
 import os
 import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -44,6 +51,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import raw_referee
 from bench.bench_match import rss_kib
 from bench.common import machine
 from referee.logs import configure
@@ -56,6 +64,8 @@ from referee.tournament_store import Store
 INSTANT = f"{sys.executable} -m bench.instant_bot"
 CLOCK = TimeControl(move=5.0, bank=60.0, startup=20.0, heartbeat=5.0)
 SAMPLE_SECONDS = 0.05
+CONTROL_DECISIONS = 5000
+"""Requests per bot pair in the control series (an amortised game has ~5,000 decisions)."""
 
 
 def parse_levels(text: str) -> list[int]:
@@ -129,10 +139,12 @@ async def run_sampled(run: TournamentRun) -> int:
     return max(peak, rss_kib())
 
 
-def measure(config: TournamentConfig, out: Path, base_rss: int) -> dict[str, Any]:
+def measure(
+    config: TournamentConfig, out: Path, base_rss: int, local_ipc: bool = True
+) -> dict[str, Any]:
     """Play one tournament into ``out`` and return its figures (see the module docstring)."""
     gc.collect()
-    run = TournamentRun(config, out)
+    run = TournamentRun(config, out, local_ipc=local_ipc)
     self0, children0 = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
     ticks0 = machine_ticks()
     start = time.perf_counter()
@@ -236,48 +248,133 @@ def main() -> None:
         default=INSTANT,
         help="bot command for both seats (default: the instant bot; e.g. a sample bot)",
     )
+    parser.add_argument(
+        "--tcp",
+        action="store_true",
+        help="also run the amortised series with local bots on TCP loopback (amortised_tcp)",
+    )
+    parser.add_argument(
+        "--rounds", type=positive, default=1, help="repeat every level; medians are reported"
+    )
+    parser.add_argument(
+        "--no-control",
+        action="store_true",
+        help="skip the control series (bench.raw_referee: same bots, a do-nothing referee)",
+    )
     args = parser.parse_args()
     if args.long_games_per_level is not None and args.long_games_per_level < 0:
         parser.error("--long-games-per-level must be 0 (skip) or positive")
     standard = RuleSet.preset("standard")
-    series: dict[str, tuple[RuleSet, Callable[[int], int]]] = {
-        "with_startup": (standard, lambda lv: args.games_per_level or max(8, 2 * lv)),
+    series: dict[str, tuple[RuleSet, Callable[[int], int], bool]] = {
+        "with_startup": (standard, lambda lv: args.games_per_level or max(8, 2 * lv), True),
     }
     if args.long_games_per_level != 0:
         long_rules = dataclasses.replace(standard, target=args.long_target)
-        series["amortised"] = (long_rules, lambda lv: args.long_games_per_level or max(2, lv))
-    rows: dict[str, list[dict[str, Any]]] = {label: [] for label in series}
+
+        def long_games(level: int) -> int:
+            return int(args.long_games_per_level or max(2, level))
+
+        series["amortised"] = (long_rules, long_games, True)
+        if args.tcp:
+            series["amortised_tcp"] = (long_rules, long_games, False)
+    runs: dict[str, list[list[dict[str, Any]]]] = {label: [] for label in [*series, "control"]}
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
         root = Path(tmp)
         configure(level="info", json_file=root / "referee.log.jsonl", console=False)
         gc.collect()
         base_rss = rss_kib()
-        # Levels outermost: the RSS high-water mark then grows with the level in both series.
-        for level in args.levels:
-            for label, (rules, games) in series.items():
-                config = make_config(level, games(level), rules, args.bot)
-                row = measure(config, root / f"{label}-c{level}", base_rss)
-                rows[label].append(row)
-                print(
-                    f"{label} c={level}: {row['decisions_per_s']} decisions/s in "
-                    f"{row['seconds']:.1f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+        for rnd in range(args.rounds):
+            for per_round in runs.values():
+                per_round.append([])
+            # Levels outermost: the RSS high-water mark then grows with the level in both
+            # series (memory figures are taken from the first round only).
+            for level in args.levels:
+                for label, (rules, games, ipc) in series.items():
+                    config = make_config(level, games(level), rules, args.bot)
+                    out = root / f"{label}-c{level}-r{rnd}"
+                    row = measure(config, out, base_rss, local_ipc=ipc)
+                    runs[label][-1].append(row)
+                    print(
+                        f"round {rnd} {label} c={level}: {row['decisions_per_s']} decisions/s "
+                        f"in {row['seconds']:.1f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                if not args.no_control:
+                    endpoint = f"ipc://{root}/control-c{level}-r{rnd}.sock"
+                    row = raw_referee.run(level, CONTROL_DECISIONS, args.bot, endpoint)
+                    runs["control"][-1].append(row)
+                    print(
+                        f"round {rnd} control c={level}: {row['decisions_per_s']} decisions/s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+    rows = {label: median_rows(per_round) for label, per_round in runs.items()}
+    control = rows.pop("control") if not args.no_control else []
     result: dict[str, Any] = {
         "machine": machine(),
         "cpus": os.cpu_count(),
         "bot": args.bot,
         "clock": CLOCK.to_wire(),
         "rss_base_kib": base_rss,
+        "rounds": args.rounds,
         "series": {},
     }
-    for label, (rules, _games) in series.items():
+    for label, (rules, _games, _ipc) in series.items():
         add_marginal(rows[label])
         rules_text = f"{rules.name} target {rules.target}"
         result["series"][label] = {"rules": rules_text, "levels": rows[label]}
         print(table(f"{label}: {rules_text}", rows[label]), file=sys.stderr)
+    if control:
+        result["series"]["control"] = {"rules": "none (bench.raw_referee)", "levels": control}
+        print(control_table(control, rows.get("amortised", [])), file=sys.stderr)
     print(json.dumps(result, indent=2))
+
+
+def median_rows(per_round: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per level, the median over the rounds of every figure (memory figures from the first
+    round: later rounds start with the high-water mark already reached), plus each round's
+    decisions/s."""
+    if not per_round or not per_round[0]:
+        return []
+    out = []
+    for i, first in enumerate(per_round[0]):
+        samples = [rows[i] for rows in per_round]
+        row: dict[str, Any] = {}
+        for key, value in first.items():
+            if key.startswith("rss") or not isinstance(value, int | float) or value is None:
+                row[key] = value
+            elif any(sample[key] is None for sample in samples):
+                row[key] = None
+            else:
+                median = statistics.median(sample[key] for sample in samples)
+                row[key] = round(median, 3) if isinstance(value, float) else round(median)
+        row["decisions_per_s_rounds"] = [sample["decisions_per_s"] for sample in samples]
+        out.append(row)
+    return out
+
+
+def control_table(control: list[dict[str, Any]], referee: list[dict[str, Any]]) -> str:
+    """The control series next to the amortised one: rates, the referee/control ratio and
+    both CPU shares, per level."""
+    lines = [
+        "[control: the same bots driven by bench.raw_referee (no rules), vs amortised]",
+        f"{'conc':>6} {'ctl dec/s':>10} {'ref dec/s':>10} {'ratio':>6} {'ctl ref%':>8} "
+        f"{'ref%':>6} {'ctl us':>7} {'ref us':>7} {'ctl bots':>8} {'bots us':>8}",
+    ]
+    by_level = {row["concurrency"]: row for row in referee}
+    for row in control:
+        ref = by_level.get(row["concurrency"])
+        if ref is None:
+            continue
+        lines.append(
+            f"{row['concurrency']:>6} {row['decisions_per_s']:>10} {ref['decisions_per_s']:>10} "
+            f"{ref['decisions_per_s'] / row['decisions_per_s']:>6.2f} "
+            f"{100 * row['referee_cpu_share']:>8.1f} {100 * ref['referee_cpu_share']:>6.1f} "
+            f"{row['referee_us_per_decision']:>7.0f} {ref['referee_us_per_decision']:>7.0f} "
+            f"{row['bots_us_per_decision']:>8.0f} {ref['bots_us_per_decision']:>8.0f}"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 It knocks whenever a knock is listed (so hands end), otherwise plays the first legal action.
 It asks for the opponent's moves inside its requests (``inline_events``), as the Python SDK
 does by default; ``--separate-events`` asks for them as separate ``event`` messages.
+``--sdk`` plays the same policy as a bot author would write it: a ``protocol.bot.Bot`` run by
+the Python SDK, which decodes and checks every message into typed values.
 """
 
 from __future__ import annotations
@@ -14,8 +16,25 @@ import msgpack
 import zmq
 
 
+def sdk_main() -> int:
+    """The same policy on the Python SDK."""
+    from protocol.bot import Bot, run_bot
+    from protocol.schema import Request, WireAction
+
+    class Instant(Bot):
+        def act(self, request: Request) -> WireAction:
+            for action in request.legal:
+                if action.kind == "knock":
+                    return action
+            return request.legal[0]
+
+    return run_bot(Instant(), name="instant-sdk")
+
+
 def main() -> int:
     """Play until match_end."""
+    if "--sdk" in sys.argv:
+        return sdk_main()
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)

@@ -45,6 +45,11 @@ class Transport(Protocol):
         """The bound endpoint."""
         ...
 
+    @property
+    def local_endpoint(self) -> str:
+        """The endpoint for bots started on this machine (may equal ``endpoint``)."""
+        ...
+
     def send(self, peer: bytes, payload: bytes) -> bool:
         """Send one frame to a peer; False if it cannot be delivered."""
         ...
@@ -76,8 +81,13 @@ class Hub:
 
     @property
     def endpoint(self) -> str:
-        """The endpoint bots connect to."""
+        """The endpoint remote bots connect to."""
         return self.transport.endpoint
+
+    @property
+    def local_endpoint(self) -> str:
+        """The endpoint for the bots the referee starts itself (ipc:// where bound)."""
+        return self.transport.local_endpoint
 
     def open_seat(
         self, seat: int, control: TimeControl, token: str | None = None, *, reusable: bool = False

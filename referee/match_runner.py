@@ -90,11 +90,17 @@ async def run_match(
     stop: asyncio.Event | None = None,
     on_token: TokenNotice | None = None,
     kill_grace: float = 1.0,
+    local_ipc: bool = True,
 ) -> MatchResult:
-    """Play one match between two bot specs; always tears everything down."""
+    """Play one match between two bot specs; always tears everything down.
+
+    Bots the referee starts connect to a private ``ipc://`` endpoint unless ``local_ipc`` is
+    False (then to ``bind``); ``remote:`` bots always use ``bind``.
+    """
     transport = RouterTransport(
         TransportConfig(
             endpoint=bind,
+            local_ipc=local_ipc,
             heartbeat_ivl_ms=1000,
             heartbeat_timeout_ms=round(5000 * config.time.heartbeat),
             heartbeat_ttl_ms=round(5000 * config.time.heartbeat),
@@ -122,7 +128,11 @@ async def run_match(
                 stderr_path = out_dir / f"{config.match_id}.seat{link.seat}.stderr"
             seed = str(config.seed * 2 + link.seat)
             await start_bot(
-                link, spec.command, endpoint=endpoint, seed=seed, stderr_path=stderr_path
+                link,
+                spec.command,
+                endpoint=transport.local_endpoint,
+                seed=seed,
+                stderr_path=stderr_path,
             )
         return await play_match(config, (links[0], links[1]), recorder=recorder, stop=stop)
     finally:

@@ -113,6 +113,7 @@ class TournamentRun:
         serve: bool = False,
         linger: bool = False,
         on_ready: Callable[[str], None] | None = None,
+        local_ipc: bool = True,
     ) -> None:
         self.config = config
         self.out = out
@@ -122,6 +123,7 @@ class TournamentRun:
         self.serve = serve
         self.linger = linger
         self.on_ready = on_ready
+        self.local_ipc = local_ipc
         self.owner = f"host-{secrets.token_hex(4)}"
         self.bots = {b.name: b for b in config.bots}
         self.resumed = False
@@ -151,6 +153,7 @@ class TournamentRun:
             transport = RouterTransport(
                 TransportConfig(
                     endpoint=self.bind,
+                    local_ipc=self.local_ipc,
                     heartbeat_ivl_ms=1000,
                     heartbeat_timeout_ms=silence,
                     heartbeat_ttl_ms=silence,
@@ -305,7 +308,7 @@ class TournamentRun:
         await start_bot(
             link,
             BotCommand.parse(entry.command),
-            endpoint=hub.endpoint,
+            endpoint=hub.local_endpoint,
             seed=_bot_seed(spec, entry.name),
             stderr_path=self.out / "stderr" / f"{match_id}.{entry.name}.stderr",
         )

@@ -44,7 +44,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import shutil
 import struct
+import tempfile
 from collections import deque
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -119,7 +121,8 @@ class RouterTransport:
         self._monitor: zmq.Socket[bytes] | None = None
         self._fd = -1
         self._monitor_fd = -1
-        self._endpoint = ""
+        self._endpoint = self._local_endpoint = ""
+        self._ipc_dir: str | None = None
         self._started = False
         self._closed = False
         self._drain_pending = False
@@ -163,7 +166,9 @@ class RouterTransport:
             raise TransportError(f"cannot bind {cfg.endpoint}: {exc}") from exc
         monitor.setsockopt(zmq.LINGER, 0)
         self._sock, self._monitor = sock, monitor
-        self._endpoint = endpoint
+        self._endpoint = self._local_endpoint = endpoint
+        if cfg.local_ipc and endpoint.startswith("tcp://"):
+            self._bind_local_ipc(sock)
         self._fd, self._monitor_fd = sock.FD, monitor.FD
         self._loop.add_reader(self._fd, self._drain)
         self._loop.add_reader(self._monitor_fd, self._drain_monitor)
@@ -174,10 +179,32 @@ class RouterTransport:
         logger.debug("transport bound to %s", self._endpoint)
         return self._endpoint
 
+    def _bind_local_ipc(self, sock: zmq.Socket[bytes]) -> None:
+        """Bind the side ``ipc://`` endpoint for local bots (see ``TransportConfig.local_ipc``)."""
+        try:
+            directory = tempfile.mkdtemp(prefix="gin-referee-")  # mode 0700: this user only
+        except OSError as exc:
+            logger.warning("no private directory for an ipc endpoint (%s); local bots use TCP", exc)
+            return
+        endpoint = f"ipc://{directory}/referee.sock"
+        try:
+            sock.bind(endpoint)
+        except zmq.ZMQError as exc:
+            logger.warning("cannot bind %s (%s); local bots use TCP", endpoint, exc)
+            shutil.rmtree(directory, ignore_errors=True)
+            return
+        self._ipc_dir, self._local_endpoint = directory, endpoint
+
     @property
     def endpoint(self) -> str:
         """The bound endpoint with the real port (empty before ``start``)."""
         return self._endpoint
+
+    @property
+    def local_endpoint(self) -> str:
+        """The endpoint for bots on this machine: the private ``ipc://`` one when
+        ``TransportConfig.local_ipc`` bound it, else :attr:`endpoint`."""
+        return self._local_endpoint
 
     @property
     def closed(self) -> bool:
@@ -217,6 +244,9 @@ class RouterTransport:
                 logger.debug("disable_monitor failed: %s", exc)
             monitor.close(linger=0)
             sock.close(linger=0)
+        if self._ipc_dir is not None:
+            shutil.rmtree(self._ipc_dir, ignore_errors=True)
+            self._ipc_dir = None
         self._term_context()
         self._queue.clear()
         self._queued.clear()

@@ -35,6 +35,10 @@ class TransportConfig:
     reported by ``RouterTransport.start``.  ``hwm`` is the per-peer ZeroMQ high-water mark in
     messages (both directions).  ``queue_size``/``peer_queue_size`` bound the pull-style
     ``recv`` queue (total / per peer).  Heartbeat values of 0 disable ZMTP heartbeats.
+    ``local_ipc``: also bind an ``ipc://`` endpoint in a fresh private directory (mode 0700)
+    for bots started on this machine (``RouterTransport.local_endpoint``); the unix socket
+    costs both sides less CPU per message than TCP loopback. Ignored for an ``ipc://``
+    ``endpoint``; where ipc cannot be bound, local bots use ``endpoint``.
     """
 
     endpoint: str = "tcp://127.0.0.1:0"
@@ -45,6 +49,7 @@ class TransportConfig:
     hwm: int = 1000
     queue_size: int = 1024
     peer_queue_size: int = 64
+    local_ipc: bool = False
 
     def __post_init__(self) -> None:
         if not self.endpoint.startswith(("tcp://", "ipc://")):

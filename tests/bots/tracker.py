@@ -8,6 +8,7 @@ At every request it checks its pile against the view and the opponent's known ca
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 
@@ -67,6 +68,8 @@ class Tracker(Bot):
 def main() -> int:
     """Play one match; ``inline`` (default) or ``separate`` events."""
     mode = sys.argv[1] if len(sys.argv) > 1 else "inline"
+    scheme = os.environ.get("GIN_REFEREE_ENDPOINT", "").partition("://")[0]
+    print(f"tracker: connecting over {scheme}", file=sys.stderr, flush=True)
     bot = Tracker()
     return run_bot(bot, name=f"tracker-{mode}", inline_events=mode == "inline")
 

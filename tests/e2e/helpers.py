@@ -23,8 +23,9 @@ def bad(mode: str, at: int = 3) -> str:
 
 
 async def play(a: str, b: str, out: Path | None = None, **overrides: object) -> MatchResult:
-    """Run one match between two command lines with fast clocks (1 game unless told)."""
+    """Run one match between two command lines with fast clocks (1 game unless told);
+    ``local_ipc=False`` makes the bots connect over TCP instead of the private ipc socket."""
+    local_ipc = bool(overrides.pop("local_ipc", True))
     config = replace(MatchConfig(games=1, time=FAST, seed=1), **overrides)  # type: ignore[arg-type]
-    return await run_match(
-        config, (BotSpec.parse(a), BotSpec.parse(b)), out_dir=out, kill_grace=0.5
-    )
+    specs = (BotSpec.parse(a), BotSpec.parse(b))
+    return await run_match(config, specs, out_dir=out, kill_grace=0.5, local_ipc=local_ipc)

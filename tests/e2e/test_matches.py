@@ -56,6 +56,17 @@ async def test_events_add_up_whether_inline_or_separate(
     assert all("events are flowing" in text for text in stderr_texts(tmp_path))
 
 
+@pytest.mark.parametrize("local_ipc", [True, False])
+async def test_started_bots_connect_over_ipc_unless_told_tcp(
+    tmp_path: Path, local_ipc: bool
+) -> None:
+    tracker = f"{sys.executable} {BOTS / 'tracker.py'} inline"
+    result = await play(tracker, tracker, tmp_path, local_ipc=local_ipc)
+    assert result.reason == "normal" and not result.seats[0].faults
+    scheme = "ipc" if local_ipc else "tcp"
+    assert all(f"connecting over {scheme}" in text for text in stderr_texts(tmp_path))
+
+
 def stderr_texts(out: Path) -> list[str]:
     """Both seats' captured stderr."""
     return [(out / f"match.seat{seat}.stderr").read_text() for seat in (0, 1)]

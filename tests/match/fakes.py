@@ -15,7 +15,7 @@ from referee.transport import Incoming
 class FakeTransport:
     """Records what the referee sends; ``deliver`` plays a bot's frame into the hub."""
 
-    endpoint = "inproc://fake"
+    endpoint = local_endpoint = "inproc://fake"
 
     def __init__(self) -> None:
         self.sent: list[tuple[bytes, bytes]] = []

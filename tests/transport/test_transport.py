@@ -120,6 +120,36 @@ async def test_ipc_endpoint(
 
 
 @pytest.mark.asyncio
+async def test_local_ipc_endpoint_for_local_bots(
+    zmq_context: TrackingContext, dealer: DealerFactory
+) -> None:
+    """``local_ipc`` adds a private ipc:// endpoint on the same socket; close removes it."""
+    cfg = TransportConfig(local_ipc=True)
+    async with RouterTransport(cfg, context=zmq_context) as t:
+        assert t.endpoint.startswith("tcp://127.0.0.1:")
+        assert t.local_endpoint.startswith("ipc://")
+        directory = Path(t.local_endpoint.removeprefix("ipc://")).parent
+        assert directory.stat().st_mode & 0o777 == 0o700
+        local, remote = dealer(t.local_endpoint, b"local"), dealer(t.endpoint, b"remote")
+        local.send(b"via-ipc")
+        remote.send(b"via-tcp")
+        got = {await recv1(t), await recv1(t)}
+        assert got == {Incoming(b"local", b"via-ipc"), Incoming(b"remote", b"via-tcp")}
+        assert t.send(b"local", b"back") and local.recv() == b"back"
+    assert not directory.exists()
+
+
+@pytest.mark.asyncio
+async def test_local_endpoint_is_the_endpoint_without_local_ipc(
+    transport: RouterTransport, zmq_context: TrackingContext, tmp_path: Path
+) -> None:
+    assert transport.local_endpoint == transport.endpoint
+    cfg = TransportConfig(endpoint=f"ipc://{tmp_path / 'own.sock'}", local_ipc=True)
+    async with RouterTransport(cfg, context=zmq_context) as t:  # already ipc: no second one
+        assert t.local_endpoint == t.endpoint == cfg.endpoint
+
+
+@pytest.mark.asyncio
 async def test_handler_echo_many_messages_in_order(
     zmq_context: TrackingContext, dealer: DealerFactory
 ) -> None:
