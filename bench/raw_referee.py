@@ -9,12 +9,16 @@ tournament benchmark compares the real referee with it at every concurrency leve
 run: a decline that the control shows too belongs to the machine (2N bot processes sharing
 the cores), not to the referee.
 
-Run alone: ``python -m bench.raw_referee --pairs 8 [--decisions 5000] [--bot CMD]``.
+Run alone: ``python -m bench.raw_referee --pairs 8 [--decisions 5000] [--bot CMD]
+[--transport blocking|referee]``. ``--transport referee`` drives the same loop from the
+referee's own transport (:class:`referee.transport.RouterTransport` on an asyncio loop, push
+style) instead of a blocking socket: the difference is what the transport and asyncio cost.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import resource
@@ -23,6 +27,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -32,6 +37,7 @@ import zmq
 from protocol.codec import encode
 from protocol.examples import REQUEST_WITH_EVENTS
 from protocol.schema import MatchEnd
+from referee.transport import Incoming, RouterTransport, TransportConfig
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
 NICE = 10
@@ -53,62 +59,110 @@ def _spawn(argv: list[str], endpoint: str, token: str) -> subprocess.Popen[bytes
     return proc
 
 
+class _Pairs:
+    """Who is who, and what to send next: each pair alternates answering ``request``."""
+
+    def __init__(self, pairs: int, decisions: int, request: bytes, match_end: bytes) -> None:
+        self.peers: dict[int, list[bytes]] = {pair: [b"", b""] for pair in range(pairs)}
+        self.seat_of: dict[bytes, tuple[int, int]] = {}
+        self.left = [decisions] * pairs
+        self.finished = 0
+        self.request, self.match_end = request, match_end
+
+    def on_message(self, peer: bytes, payload: bytes) -> list[tuple[bytes, bytes]]:
+        """Unpack one message; return the (peer, bytes) to send in reply."""
+        msg = msgpack.unpackb(payload)
+        known = self.seat_of.get(peer)
+        if known is None:  # a hello: the token says which pair and seat
+            pair, seat = (int(part) for part in msg["token"].split(":"))
+            self.seat_of[peer] = (pair, seat)
+            self.peers[pair][seat] = peer
+            first, second = self.peers[pair]
+            return [(first, self.request)] if first and second else []
+        pair, seat = known
+        self.left[pair] -= 1
+        if self.left[pair] == 0:
+            self.finished += 1
+            return [(other, self.match_end) for other in self.peers[pair]]
+        return [(self.peers[pair][1 - seat], self.request)]
+
+
+async def _serve_with_referee_transport(
+    endpoint: str, pairing: _Pairs, spawn: Callable[[str], None]
+) -> None:
+    """The same loop on ``RouterTransport`` (push style) and asyncio."""
+    transport = RouterTransport(TransportConfig(endpoint=endpoint))
+    done = asyncio.get_running_loop().create_future()
+    pairs = len(pairing.left)
+
+    def handler(incoming: Incoming) -> None:
+        for target, data in pairing.on_message(incoming.peer, incoming.payload):
+            transport.send(target, data)
+        if pairing.finished == pairs and not done.done():
+            done.set_result(None)
+
+    async with transport:
+        transport.set_handler(handler)
+        spawn(transport.endpoint)
+        await done
+
+
+def _serve_blocking(endpoint: str, pairing: _Pairs, spawn: Callable[[str], None]) -> None:
+    """One blocking pyzmq ROUTER: receive, reply, until every pair is done."""
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.ROUTER)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        if endpoint.startswith("tcp://"):
+            address = f"{endpoint}:{sock.bind_to_random_port(endpoint)}"
+        else:
+            sock.bind(endpoint)
+            address = endpoint
+        spawn(address)
+        pairs = len(pairing.left)
+        recv, send = sock.recv_multipart, sock.send_multipart
+        while pairing.finished < pairs:
+            peer, payload = recv()
+            for target, data in pairing.on_message(peer, payload):
+                send([target, data])
+    finally:
+        sock.close(0)
+        ctx.term()
+
+
 def run(
-    pairs: int, decisions: int, bot: str = INSTANT, endpoint: str = "tcp://127.0.0.1"
+    pairs: int,
+    decisions: int,
+    bot: str = INSTANT,
+    endpoint: str = "tcp://127.0.0.1",
+    transport: str = "blocking",
 ) -> dict[str, Any]:
     """Play ``pairs`` pairs of bots at once, ``decisions`` answered requests per pair.
 
     Returns decisions/s over the wall time (bot start-up included, as in the tournament's
     amortised series), this process's share of the CPU used, and both per decision in µs.
-    ``endpoint`` is ``tcp://127.0.0.1`` (a random port) or an ``ipc://`` path.
+    ``endpoint`` is ``tcp://127.0.0.1`` (a random port) or an ``ipc://`` path; ``transport``
+    is ``blocking`` (a plain pyzmq socket) or ``referee`` (the referee's transport on asyncio).
     """
     request = encode(replace(REQUEST_WITH_EVENTS, request_id=1))
     match_end = encode(MatchEnd("draw", (0, 0), (0, 0), "normal", None))
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.ROUTER)
-    sock.setsockopt(zmq.LINGER, 0)
-    if endpoint.startswith("tcp://"):
-        port = sock.bind_to_random_port(endpoint)
-        address = f"{endpoint}:{port}"
-    else:
-        sock.bind(endpoint)
-        address = endpoint
+    pairing = _Pairs(pairs, decisions, request, match_end)
     argv = shlex.split(bot)
     procs: list[subprocess.Popen[bytes]] = []
-    self0, children0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    try:
+
+    def spawn(address: str) -> None:
         for pair in range(pairs):
             for seat in (0, 1):
                 procs.append(_spawn(argv, address, f"{pair}:{seat}"))
-        peers: dict[int, list[bytes | None]] = {pair: [None, None] for pair in range(pairs)}
-        seat_of: dict[bytes, tuple[int, int]] = {}
-        left = [decisions] * pairs
-        finished = 0
-        recv, send, unpack = sock.recv_multipart, sock.send_multipart, msgpack.unpackb
-        while finished < pairs:
-            peer, payload = recv()
-            msg = unpack(payload)
-            known = seat_of.get(peer)
-            if known is None:  # a hello: the token says which pair and seat
-                pair, seat = (int(part) for part in msg["token"].split(":"))
-                seat_of[peer] = (pair, seat)
-                peers[pair][seat] = peer
-                first = peers[pair][0]
-                if first is not None and peers[pair][1] is not None:
-                    send([first, request])
-                continue
-            pair, seat = known
-            left[pair] -= 1
-            if left[pair] == 0:
-                for other in peers[pair]:
-                    assert other is not None
-                    send([other, match_end])
-                finished += 1
-            else:
-                target = peers[pair][1 - seat]
-                assert target is not None
-                send([target, request])
+
+    self0, children0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    try:
+        if transport == "referee":
+            bind = f"{endpoint}:0" if endpoint.startswith("tcp://") else endpoint
+            asyncio.run(_serve_with_referee_transport(bind, pairing, spawn))
+        else:
+            _serve_blocking(endpoint, pairing, spawn)
         for proc in procs:
             proc.wait(30)
     finally:
@@ -116,8 +170,6 @@ def run(
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-        sock.close(0)
-        ctx.term()
     seconds = time.perf_counter() - start
     referee = _cpu(resource.RUSAGE_SELF) - self0
     bots = _cpu(resource.RUSAGE_CHILDREN) - children0
@@ -140,8 +192,10 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=5000, help="per pair")
     parser.add_argument("--bot", default=INSTANT)
     parser.add_argument("--endpoint", default="tcp://127.0.0.1")
+    parser.add_argument("--transport", choices=("blocking", "referee"), default="blocking")
     args = parser.parse_args()
-    print(json.dumps(run(args.pairs, args.decisions, args.bot, args.endpoint), indent=2))
+    result = run(args.pairs, args.decisions, args.bot, args.endpoint, args.transport)
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -10,9 +10,11 @@ from referee.match_faults import Fault, FaultPolicy
 from referee.match_seat import TimeControl
 from referee.rules import STANDARD, Card, RuleSet, shuffled_deck
 
-__all__ = ["MatchConfig", "MatchResult", "SeatSummary", "seeded_deck"]
+__all__ = ["DEFAULT_MAX_HANDS", "MatchConfig", "MatchResult", "SeatSummary", "seeded_deck"]
 
 RESULT_SCHEMA_VERSION = 1
+DEFAULT_MAX_HANDS = 200
+"""Hands after which an undecided game ends without a winner (``how: hand_cap``)."""
 
 
 def seeded_deck(seed: int, game: int, hand: int) -> tuple[Card, ...]:
@@ -42,7 +44,7 @@ class MatchConfig:
     """How non-terminal faults are resolved."""
     strikes: int = 3
     """Strikes that forfeit the match under the ``strike`` policy."""
-    max_hands_per_game: int = 200
+    max_hands_per_game: int = DEFAULT_MAX_HANDS
     """A game still undecided after this many hands ends with no winner."""
     match_id: str = "match"
     """Identifier sent to the bots and written in the record."""

@@ -238,6 +238,7 @@ class TournamentRun:
             time=config.time,
             policy=config.policy,
             strikes=config.strikes,
+            max_hands_per_game=config.max_hands_per_game,
             match_id=f"g{spec.game_id:06d}-a{attempt}",
         )
         entries = (self.bots[spec.seat0], self.bots[spec.seat1])

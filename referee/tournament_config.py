@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from referee.match_config import DEFAULT_MAX_HANDS
 from referee.match_faults import FaultPolicy
 from referee.match_seat import TimeControl
 from referee.process import BotCommand
@@ -74,6 +75,8 @@ class TournamentConfig:
     """Fault policy."""
     strikes: int = 3
     """Strikes that forfeit under the strike policy."""
+    max_hands_per_game: int = DEFAULT_MAX_HANDS
+    """A game still undecided after this many hands ends without a winner."""
     out: Path | None = None
     """Output directory (store, records, logs, stderr)."""
 
@@ -87,7 +90,7 @@ class TournamentConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """Canonical plain data (what the hash covers; the output directory is not included)."""
-        return {
+        data: dict[str, Any] = {
             "name": self.name,
             "bots": [{"name": b.name, "command": b.command, "remote": b.command is None}
                      for b in self.bots],
@@ -101,6 +104,9 @@ class TournamentConfig:
             "policy": str(self.policy),
             "strikes": self.strikes,
         }  # fmt: skip
+        if self.max_hands_per_game != DEFAULT_MAX_HANDS:  # absent by default: old hashes hold
+            data["max_hands_per_game"] = self.max_hands_per_game
+        return data
 
     @property
     def config_hash(self) -> str:
@@ -197,7 +203,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     _check_keys(data, {"tournament", "bots", "rules", "time", "faults"}, src, "")
     t = _get(data, "tournament", dict, src, "", {})
     _check_keys(t, {"name", "format", "candidate", "games_per_pairing", "duplicate", "seed",
-                    "concurrency", "out"}, src, "tournament.")  # fmt: skip
+                    "concurrency", "max_hands_per_game", "out"}, src, "tournament.")  # fmt: skip
     bots = _bots(data.get("bots"), src)
     fmt = _get(t, "format", str, src, "tournament.", "round-robin")
     if fmt not in FORMATS:
@@ -214,6 +220,9 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     concurrency = _get(t, "concurrency", int, src, "tournament.", os.cpu_count() or 2)
     if not 1 <= concurrency <= 256:
         raise ConfigError(src, "tournament.concurrency", "must be between 1 and 256")
+    max_hands = _get(t, "max_hands_per_game", int, src, "tournament.", DEFAULT_MAX_HANDS)
+    if not 1 <= max_hands <= 100_000:
+        raise ConfigError(src, "tournament.max_hands_per_game", "must be between 1 and 100000")
     time_table = _get(data, "time", dict, src, "", {})
     _check_keys(time_table, {"move", "bank", "grace", "startup", "heartbeat"}, src, "time.")
     times: dict[str, Any] = {
@@ -248,6 +257,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
         time=clock,
         policy=policy,
         strikes=strikes,
+        max_hands_per_game=max_hands,
         out=None if out is None else Path(out),
     )
 

@@ -43,6 +43,11 @@ def test_the_example_loads() -> None:
         ({"bots": TWO, "time": {"move": "fast"}}, "time.move", "expected an integer or a number"),
         ({"bots": TWO, "faults": {"policy": "lenient"}}, "faults.policy", "must be one of"),
         ({"bots": TWO, "extra": 1}, "extra", "unknown key"),
+        (
+            {"bots": TWO, "tournament": {"max_hands_per_game": 0}},
+            "tournament.max_hands_per_game",
+            "between 1 and 100000",
+        ),
     ],
 )
 def test_errors_name_the_key(data: dict[str, object], key: str, words: str) -> None:
@@ -88,3 +93,13 @@ def test_config_hash_ignores_output_directory_but_not_rules() -> None:
     b = parse_config({"bots": TWO, "tournament": {"out": "y"}})
     c = parse_config({"bots": TWO, "rules": "classic"})
     assert a.config_hash == b.config_hash != c.config_hash
+
+
+def test_the_hand_cap_is_hashed_only_when_not_the_default() -> None:
+    """Stores made before the cap was configurable keep their hash (and can be resumed)."""
+    default = parse_config({"bots": TWO})
+    explicit = parse_config({"bots": TWO, "tournament": {"max_hands_per_game": 200}})
+    short = parse_config({"bots": TWO, "tournament": {"max_hands_per_game": 50}})
+    assert default.max_hands_per_game == 200 and "max_hands_per_game" not in default.to_dict()
+    assert default.config_hash == explicit.config_hash != short.config_hash
+    assert short.to_dict()["max_hands_per_game"] == 50

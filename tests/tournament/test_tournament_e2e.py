@@ -26,6 +26,7 @@ def write_config(path: Path, bots: list[tuple[str, str]], games: int, **extra: o
         f"games_per_pairing = {games}",
         "seed = 5",
         f"concurrency = {extra.get('concurrency', 2)}",
+        *([f"max_hands_per_game = {extra['max_hands']}"] if "max_hands" in extra else []),
         "[time]",
         "move = 0.5",
         "bank = 2.0",
@@ -66,6 +67,29 @@ def test_round_robin_of_the_sample_bots(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["results", str(tmp_path / "out"), "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("rank,bot,games")
     assert len(list((tmp_path / "out" / "games").glob("*.jsonl"))) == 6
+
+
+def test_the_hand_cap_per_game_is_configurable(tmp_path: Path) -> None:
+    """With one hand per game and the standard target, every game stops at the cap and goes
+    to the bot with more points (a draw when equal)."""
+    config = write_config(tmp_path / "t.toml", [("g", GREEDY), ("r", RANDOM)], 2, max_hands=1)
+    assert main(["tournament", str(config), "--out", str(tmp_path / "out")]) == 0
+    store = Store.open(tmp_path / "out" / "tournament.sqlite")
+    try:
+        rows = [row for row in store.games() if row.result is not None]
+    finally:
+        store.close()
+    assert len(rows) == 2
+    for row in rows:
+        seats, totals = row.result["seats"], row.result["totals"]
+        leader = None if totals[0] == totals[1] else seats[0 if totals[0] > totals[1] else 1]
+        assert row.result["winner"] == leader
+    games = []
+    for record in (tmp_path / "out" / "games").glob("*.jsonl"):
+        lines = [json.loads(line) for line in record.read_text().splitlines()]
+        assert sum(1 for line in lines if line["type"] == "hand") == 1
+        games += [line for line in lines if line["type"] == "game"]
+    assert [game["how"] for game in games] == ["hand_cap", "hand_cap"]
 
 
 def test_a_bot_that_crashes_every_game_does_not_stop_the_tournament(tmp_path: Path) -> None:
