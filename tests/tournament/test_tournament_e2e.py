@@ -76,14 +76,14 @@ def test_the_hand_cap_per_game_is_configurable(tmp_path: Path) -> None:
     assert main(["tournament", str(config), "--out", str(tmp_path / "out")]) == 0
     store = Store.open(tmp_path / "out" / "tournament.sqlite")
     try:
-        rows = [row for row in store.games() if row.result is not None]
+        results = [row.result for row in store.games() if row.result is not None]
     finally:
         store.close()
-    assert len(rows) == 2
-    for row in rows:
-        seats, totals = row.result["seats"], row.result["totals"]
+    assert len(results) == 2
+    for result in results:
+        seats, totals = result["seats"], result["totals"]
         leader = None if totals[0] == totals[1] else seats[0 if totals[0] > totals[1] else 1]
-        assert row.result["winner"] == leader
+        assert result["winner"] == leader
     games = []
     for record in (tmp_path / "out" / "games").glob("*.jsonl"):
         lines = [json.loads(line) for line in record.read_text().splitlines()]
