@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -205,12 +206,15 @@ async def test_heartbeat_pings_an_idle_bot_and_a_silent_one_stalls() -> None:
 
 
 async def test_pongs_keep_an_idle_bot_alive() -> None:
+    # A 0.1 s interval: a silent bot gets 0.5 s, so a busy CI machine pausing this test for a
+    # tenth of a second cannot make the pong arrive "late" (with FAST's 0.02 s it could).
+    control = replace(FAST, heartbeat=0.1)
     fake = FakeTransport()
-    _, link = await bound(fake)
+    _, link = await bound(fake, control)
     beat = asyncio.ensure_future(link.heartbeat())
     try:
-        for _ in range(20):  # 20 intervals, far past the 5 a silent bot gets
-            await asyncio.sleep(FAST.heartbeat)
+        for _ in range(10):  # 10 intervals, twice the 5 a silent bot gets
+            await asyncio.sleep(control.heartbeat)
             fake.deliver(PEER, Pong(1))
     finally:
         beat.cancel()
