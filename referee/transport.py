@@ -1,4 +1,4 @@
-"""Asyncio transport over ONE ZeroMQ ROUTER socket (the only referee module importing zmq).
+"""Asyncio transport over ONE ZeroMQ ROUTER socket (with transport_socket, the only zmq users).
 
 Design: ``zmq.asyncio`` is avoided (it tops out near 5k msgs/s here); a plain ``zmq.Socket`` is
 driven by ``loop.add_reader(sock.FD)``.  That FD is *edge*-triggered, so on readiness the socket
@@ -13,18 +13,8 @@ path) or pull style (``await recv()`` on a queue with a total and a per-peer cap
 dropped and counted per peer in ``dropped``, so one flooding bot neither exhausts memory nor
 crowds out the others).
 
-Socket options, set before ``bind``:
-``LINGER=0`` (close never blocks on dead bots); ``ROUTER_MANDATORY=1`` (sending to an unknown or
-vanished routing id fails at once with EHOSTUNREACH instead of a silent drop); ``ROUTER_HANDOVER=0``
-(a second connection claiming a routing id in use is ignored by libzmq, so a bot cannot hijack
-another's identity); ``MAXMSGSIZE`` (libzmq disconnects a peer sending a larger frame, others are
-unaffected); ``SNDHWM``/``RCVHWM`` = ``hwm`` messages per peer (one request is in flight per bot,
-so queues fill only when a bot stalls or floods: a full send queue makes ``send`` return False, a
-full receive queue makes libzmq stop reading that one connection; worst case libzmq holds
-``hwm * max_message_bytes`` per peer, 64 MiB with the defaults, so lower ``hwm`` for large
-tournaments); ZMTP heartbeats ``HEARTBEAT_IVL``/``_TIMEOUT``/``_TTL`` (we PING every interval and
-drop a connection silent for the timeout, so a hung or SIGSTOPped bot gets disconnected instead
-of looking connected forever; TTL tells the peer to drop us if we go silent; 0 disables).
+Socket options, the side ``ipc://`` endpoint for local bots and the monitor's frames are set up
+in :mod:`referee.transport_socket`.
 
 Peer loss, honestly: a ROUTER does not say which routing id a lost connection had, and monitor
 events (ACCEPTED / DISCONNECTED / HANDSHAKE_FAILED_*) carry only an fd and the endpoint.  They are
@@ -42,11 +32,7 @@ Threading: use a ``RouterTransport`` only from the thread running its event loop
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
-import shutil
-import struct
-import tempfile
 from collections import deque
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -54,6 +40,7 @@ from typing import cast
 
 import zmq
 
+from referee.transport_socket import monitor_event, open_router, remove_ipc_dir
 from referee.transport_types import (
     Incoming,
     MonitorEvent,
@@ -76,15 +63,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _BATCH = 512  # max messages handled per reader callback before yielding to the loop
-_EVENT_KINDS: Mapping[int, str] = {
-    zmq.EVENT_ACCEPTED: "accepted",
-    zmq.EVENT_DISCONNECTED: "disconnected",
-    zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL: "handshake_failed",
-    zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL: "handshake_failed",
-    zmq.EVENT_HANDSHAKE_FAILED_AUTH: "handshake_failed",
-}
-_MONITOR_EVENTS = sum(_EVENT_KINDS)  # distinct bit flags
-_monitor_ids = itertools.count()
 _raw_send = zmq.backend.Socket.send
 _raw_recv = zmq.backend.Socket.recv
 _raw_get = zmq.backend.Socket.get
@@ -141,34 +119,16 @@ class RouterTransport:
         if self._started:
             raise RuntimeError("transport already started")
         self._loop = asyncio.get_running_loop()
-        cfg = self._config
-        sock = self._context.socket(zmq.ROUTER)
         try:
-            sock.setsockopt(zmq.LINGER, 0)
-            sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
-            sock.setsockopt(zmq.ROUTER_HANDOVER, 0)
-            sock.setsockopt(zmq.MAXMSGSIZE, cfg.max_message_bytes)
-            sock.setsockopt(zmq.SNDHWM, cfg.hwm)
-            sock.setsockopt(zmq.RCVHWM, cfg.hwm)
-            if cfg.heartbeat_ivl_ms:
-                sock.setsockopt(zmq.HEARTBEAT_IVL, cfg.heartbeat_ivl_ms)
-                sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, cfg.heartbeat_timeout_ms)
-                sock.setsockopt(zmq.HEARTBEAT_TTL, cfg.heartbeat_ttl_ms)
-            sock.bind(cfg.endpoint)
-            endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
-            monitor = sock.get_monitor_socket(
-                _MONITOR_EVENTS, f"inproc://gin-referee-monitor-{next(_monitor_ids)}"
-            )
-        except zmq.ZMQError as exc:
-            sock.close(linger=0)
+            bound = open_router(self._context, self._config)
+        except TransportError:
             self._term_context()
             self._closed = True
-            raise TransportError(f"cannot bind {cfg.endpoint}: {exc}") from exc
-        monitor.setsockopt(zmq.LINGER, 0)
+            raise
+        sock, monitor = bound.sock, bound.monitor
         self._sock, self._monitor = sock, monitor
-        self._endpoint = self._local_endpoint = endpoint
-        if cfg.local_ipc and endpoint.startswith("tcp://"):
-            self._bind_local_ipc(sock)
+        self._endpoint, self._local_endpoint = bound.endpoint, bound.local_endpoint
+        self._ipc_dir = bound.ipc_dir
         self._fd, self._monitor_fd = sock.FD, monitor.FD
         self._loop.add_reader(self._fd, self._drain)
         self._loop.add_reader(self._monitor_fd, self._drain_monitor)
@@ -178,22 +138,6 @@ class RouterTransport:
         self._loop.call_soon(self._drain_monitor)
         logger.debug("transport bound to %s", self._endpoint)
         return self._endpoint
-
-    def _bind_local_ipc(self, sock: zmq.Socket[bytes]) -> None:
-        """Bind the side ``ipc://`` endpoint for local bots (see ``TransportConfig.local_ipc``)."""
-        try:
-            directory = tempfile.mkdtemp(prefix="gin-referee-")  # mode 0700: this user only
-        except OSError as exc:
-            logger.warning("no private directory for an ipc endpoint (%s); local bots use TCP", exc)
-            return
-        endpoint = f"ipc://{directory}/referee.sock"
-        try:
-            sock.bind(endpoint)
-        except zmq.ZMQError as exc:
-            logger.warning("cannot bind %s (%s); local bots use TCP", endpoint, exc)
-            shutil.rmtree(directory, ignore_errors=True)
-            return
-        self._ipc_dir, self._local_endpoint = directory, endpoint
 
     @property
     def endpoint(self) -> str:
@@ -245,7 +189,7 @@ class RouterTransport:
             monitor.close(linger=0)
             sock.close(linger=0)
         if self._ipc_dir is not None:
-            shutil.rmtree(self._ipc_dir, ignore_errors=True)
+            remove_ipc_dir(self._ipc_dir)
             self._ipc_dir = None
         self._term_context()
         self._queue.clear()
@@ -446,15 +390,13 @@ class RouterTransport:
             except zmq.ZMQError as exc:
                 logger.debug("monitor recv failed: %s", exc)
                 return
-            if len(frames) != 2 or len(frames[0]) != 6:  # not libzmq 4.x monitor format
+            event = monitor_event(frames)
+            if event is None:
                 continue
-            event_id, value = struct.unpack("=Hi", frames[0])
-            kind = _EVENT_KINDS.get(event_id)
-            if kind is None:
-                continue
-            setattr(self.stats, kind, getattr(self.stats, kind) + 1)
-            event = MonitorEvent(kind, event_id, value, frames[1].decode(errors="replace"))
-            logger.debug("transport monitor: %s fd/value=%d on %s", kind, value, event.endpoint)
+            setattr(self.stats, event.kind, getattr(self.stats, event.kind) + 1)
+            logger.debug(
+                "transport monitor: %s fd/value=%d on %s", event.kind, event.value, event.endpoint
+            )
             handler = self._monitor_handler
             if handler is not None:
                 try:
