@@ -123,6 +123,10 @@ async def test_bots_die_with_a_referee_killed_by_sigkill() -> None:
     assert referee.stdout is not None
     bot_pid = int(await referee.stdout.readline())
     assert not pid_is_dead(bot_pid)
+    # setpriv arms the parent-death signal and then execs the bot: wait for the exec, else a
+    # referee killed in the first milliseconds (a loaded CI machine) dies before setpriv has
+    # armed anything (the window docs/tournaments.md mentions).
+    await wait_until(lambda: "setpriv" not in os.readlink(f"/proc/{bot_pid}/exe"))
     referee.kill()
     assert await referee.wait() == -signal.SIGKILL
     await wait_until(lambda: pid_is_dead(bot_pid))
