@@ -14,9 +14,10 @@ BOTS = Path(__file__).resolve().parent.parent / "bots"
 PY = sys.executable
 GREEDY = f"{PY} -m sample_bots.greedy_bot"
 RANDOM = f"{PY} -m sample_bots.random_bot"
-# heartbeat 0.5 s: an idle bot is a stall after 2.5 s of silence, far from what a busy CI
-# machine can pause a healthy bot for (0.2 s gave 1 s).
-FAST = TimeControl(move=0.5, bank=0.5, grace=0.05, startup=5.0, heartbeat=0.5)
+# Margins a busy CI machine cannot eat (found by running the suite beside two busy loops): a
+# healthy bot may be descheduled for a good fraction of a second, so it gets 1 s per move plus
+# a 2 s bank, and an idle bot is a stall only after 2.5 s of silence (heartbeat 0.5 s).
+FAST = TimeControl(move=1.0, bank=2.0, grace=0.05, startup=5.0, heartbeat=0.5)
 
 
 def bad(mode: str, at: int = 3) -> str:
