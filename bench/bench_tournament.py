@@ -24,12 +24,13 @@ Every game starts two Python bot processes, so these series are measured and lab
 - ``amortised_tcp`` (with ``--tcp``): the amortised series with the bots on TCP loopback
   instead of the referee's private ipc:// endpoint;
 - ``control`` (unless ``--no-control``): the same bots, as many pairs as games at once, driven
-  by :mod:`bench.raw_referee`, a do-nothing referee (one blocking ROUTER, no rules): what no
-  Python referee can beat on this machine. The control table sets it beside ``amortised``.
+  by :mod:`bench.raw_referee`, a do-nothing referee (one blocking ROUTER, no rules): the cost
+  of merely routing the messages, which a real referee can only approach. The control table
+  sets it beside ``amortised``.
 
 ``--rounds R`` repeats every level R times (levels innermost) and reports per-level medians.
 Defaults (levels 1..32, ``max(8, 2 x level)`` short games and ``max(2, level)`` long games
-per level, one round) take about three minutes on a 2-core machine.
+per level, one round, with the control) take about five minutes on a 2-core machine.
 
 Prints one JSON object on stdout and readable tables on stderr.
 """
