@@ -54,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--strikes", type=int, default=3, help="strikes that forfeit (strike policy)")
     m.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint to bind (port 0 = any)")
+    m.add_argument(
+        "--local-transport",
+        choices=("ipc", "tcp"),
+        default="ipc",
+        help="how the bots started here connect: a private ipc:// socket (default) or the "
+        "--bind endpoint (e.g. for bots run as another user or in a container)",
+    )
     m.add_argument("--out", type=Path, default=None, help="directory for record, logs, stderr")
     m.add_argument("--match-id", default="match", help="match id (record file name)")
     m.add_argument("--json", action="store_true", help="print a machine summary")
@@ -120,7 +127,13 @@ async def _match(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     task = asyncio.ensure_future(
         run_match(
-            config, specs, bind=args.bind, out_dir=args.out, stop=stop, on_token=_token_notice
+            config,
+            specs,
+            bind=args.bind,
+            out_dir=args.out,
+            stop=stop,
+            on_token=_token_notice,
+            local_ipc=args.local_transport == "ipc",
         )
     )
     try:

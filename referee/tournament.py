@@ -100,7 +100,11 @@ def result_dict(spec: GameSpec, result: MatchResult) -> dict[str, Any]:
 
 
 class TournamentRun:
-    """Plays (or resumes) one tournament into an output directory."""
+    """Plays (or resumes) one tournament into an output directory.
+
+    Local bots connect over a private ``ipc://`` endpoint or the bound TCP one, as the config's
+    ``local_transport`` says; ``local_ipc`` overrides it (the benchmarks compare both).
+    """
 
     def __init__(
         self,
@@ -113,7 +117,7 @@ class TournamentRun:
         serve: bool = False,
         linger: bool = False,
         on_ready: Callable[[str], None] | None = None,
-        local_ipc: bool = True,
+        local_ipc: bool | None = None,
     ) -> None:
         self.config = config
         self.out = out
@@ -123,7 +127,7 @@ class TournamentRun:
         self.serve = serve
         self.linger = linger
         self.on_ready = on_ready
-        self.local_ipc = local_ipc
+        self.local_ipc = config.local_transport == "ipc" if local_ipc is None else local_ipc
         self.owner = f"host-{secrets.token_hex(4)}"
         self.bots = {b.name: b for b in config.bots}
         self.resumed = False

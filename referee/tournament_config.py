@@ -24,6 +24,7 @@ from referee.rules import RuleSet
 __all__ = ["BotEntry", "ConfigError", "TournamentConfig", "load_config", "parse_config"]
 
 FORMATS = ("round-robin", "gauntlet")
+LOCAL_TRANSPORTS = ("ipc", "tcp")
 
 
 class ConfigError(ValueError):
@@ -77,6 +78,9 @@ class TournamentConfig:
     """Strikes that forfeit under the strike policy."""
     max_hands_per_game: int = DEFAULT_MAX_HANDS
     """A game still undecided after this many hands ends without a winner."""
+    local_transport: str = "ipc"
+    """How local bots connect: ``ipc`` (a private unix socket) or ``tcp`` (the bound endpoint).
+    Not hashed: it changes no result."""
     out: Path | None = None
     """Output directory (store, records, logs, stderr)."""
 
@@ -203,7 +207,8 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     _check_keys(data, {"tournament", "bots", "rules", "time", "faults"}, src, "")
     t = _get(data, "tournament", dict, src, "", {})
     _check_keys(t, {"name", "format", "candidate", "games_per_pairing", "duplicate", "seed",
-                    "concurrency", "max_hands_per_game", "out"}, src, "tournament.")  # fmt: skip
+                    "concurrency", "max_hands_per_game", "local_transport", "out"},
+                src, "tournament.")  # fmt: skip
     bots = _bots(data.get("bots"), src)
     fmt = _get(t, "format", str, src, "tournament.", "round-robin")
     if fmt not in FORMATS:
@@ -223,6 +228,9 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     max_hands = _get(t, "max_hands_per_game", int, src, "tournament.", DEFAULT_MAX_HANDS)
     if not 1 <= max_hands <= 100_000:
         raise ConfigError(src, "tournament.max_hands_per_game", "must be between 1 and 100000")
+    local_transport = _get(t, "local_transport", str, src, "tournament.", "ipc")
+    if local_transport not in LOCAL_TRANSPORTS:
+        raise ConfigError(src, "tournament.local_transport", "must be one of ipc, tcp")
     time_table = _get(data, "time", dict, src, "", {})
     _check_keys(time_table, {"move", "bank", "grace", "startup", "heartbeat"}, src, "time.")
     times: dict[str, Any] = {
@@ -258,6 +266,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
         policy=policy,
         strikes=strikes,
         max_hands_per_game=max_hands,
+        local_transport=local_transport,
         out=None if out is None else Path(out),
     )
 

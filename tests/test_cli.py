@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from tests.e2e.helpers import GREEDY, RANDOM, bad
+from tests.e2e.helpers import BOTS, GREEDY, RANDOM, bad
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -28,6 +28,15 @@ def test_match_json_summary_and_replay(tmp_path: Path, capsys: pytest.CaptureFix
     code = main(["replay", str(tmp_path / "match.jsonl")])
     out = capsys.readouterr().out
     assert code == 0 and "verified:" in out and "complete" in out and "hand 1" in out
+
+
+@pytest.mark.parametrize("transport", ["ipc", "tcp"])
+def test_local_transport_flag(tmp_path: Path, transport: str) -> None:
+    tracker = f"{sys.executable} {BOTS / 'tracker.py'} inline"
+    args = ["match", tracker, tracker, "--games", "1", "--out", str(tmp_path)]
+    assert main([*args, "--local-transport", transport]) == 0
+    for seat in (0, 1):
+        assert f"connecting over {transport}" in (tmp_path / f"match.seat{seat}.stderr").read_text()
 
 
 def test_readable_summary(capsys: pytest.CaptureFixture[str]) -> None:
@@ -84,6 +93,7 @@ def test_missing_record_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         (["--rules", "gin"], "unknown rules preset 'gin'"),
         (["--games", "0"], "games must be between"),
         (["--move-time", "-1"], "time control move"),
+        (["--local-transport", "udp"], "invalid choice: 'udp'"),
     ],
 )
 def test_bad_flags_are_named(

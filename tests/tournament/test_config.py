@@ -44,6 +44,11 @@ def test_the_example_loads() -> None:
         ({"bots": TWO, "faults": {"policy": "lenient"}}, "faults.policy", "must be one of"),
         ({"bots": TWO, "extra": 1}, "extra", "unknown key"),
         (
+            {"bots": TWO, "tournament": {"local_transport": "udp"}},
+            "tournament.local_transport",
+            "must be one of ipc, tcp",
+        ),
+        (
             {"bots": TWO, "tournament": {"max_hands_per_game": 0}},
             "tournament.max_hands_per_game",
             "between 1 and 100000",
@@ -103,3 +108,11 @@ def test_the_hand_cap_is_hashed_only_when_not_the_default() -> None:
     assert default.max_hands_per_game == 200 and "max_hands_per_game" not in default.to_dict()
     assert default.config_hash == explicit.config_hash != short.config_hash
     assert short.to_dict()["max_hands_per_game"] == 50
+
+
+def test_the_local_transport_is_not_hashed() -> None:
+    """It changes how bots connect, never a result: a store resumes across it."""
+    ipc = parse_config({"bots": TWO})
+    tcp = parse_config({"bots": TWO, "tournament": {"local_transport": "tcp"}})
+    assert (ipc.local_transport, tcp.local_transport) == ("ipc", "tcp")
+    assert ipc.config_hash == tcp.config_hash

@@ -14,7 +14,7 @@ import pytest
 
 from referee.cli import main
 from referee.tournament_store import Store
-from tests.e2e.helpers import GREEDY, RANDOM, bad
+from tests.e2e.helpers import BOTS, GREEDY, RANDOM, bad
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -27,6 +27,7 @@ def write_config(path: Path, bots: list[tuple[str, str]], games: int, **extra: o
         "seed = 5",
         f"concurrency = {extra.get('concurrency', 2)}",
         *([f"max_hands_per_game = {extra['max_hands']}"] if "max_hands" in extra else []),
+        *([f'local_transport = "{extra["transport"]}"'] if "transport" in extra else []),
         "[time]",
         "move = 0.5",
         "bank = 2.0",
@@ -90,6 +91,17 @@ def test_the_hand_cap_per_game_is_configurable(tmp_path: Path) -> None:
         assert sum(1 for line in lines if line["type"] == "hand") == 1
         games += [line for line in lines if line["type"] == "game"]
     assert [game["how"] for game in games] == ["hand_cap", "hand_cap"]
+
+
+@pytest.mark.parametrize("transport", ["ipc", "tcp"])
+def test_local_bots_connect_as_the_config_says(tmp_path: Path, transport: str) -> None:
+    tracker = f"{sys.executable} {BOTS / 'tracker.py'} inline"
+    bots = [("t1", tracker), ("t2", tracker)]
+    config = write_config(tmp_path / "t.toml", bots, 2, transport=transport)
+    assert main(["tournament", str(config), "--out", str(tmp_path / "out")]) == 0
+    logs = sorted((tmp_path / "out" / "stderr").glob("*.stderr"))
+    assert len(logs) == 4
+    assert all(f"connecting over {transport}" in log.read_text() for log in logs)
 
 
 def test_a_bot_that_crashes_every_game_does_not_stop_the_tournament(tmp_path: Path) -> None:
