@@ -54,7 +54,7 @@ from typing import Any
 
 from bench import raw_referee
 from bench.bench_match import rss_kib
-from bench.common import machine
+from bench.common import cpu_figures, cpu_seconds, machine
 from referee.logs import configure
 from referee.match_seat import TimeControl
 from referee.rules import RuleSet
@@ -116,12 +116,6 @@ def machine_ticks() -> tuple[int, int, int]:
     return sum(ticks), ticks[3] + ticks[4], ticks[7]
 
 
-def cpu_seconds(who: int) -> float:
-    """User + system CPU seconds of ``resource.RUSAGE_SELF`` or ``RUSAGE_CHILDREN``."""
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
-
-
 async def run_sampled(run: TournamentRun) -> int:
     """Run the tournament while sampling this process's RSS; return the peak RSS in KiB."""
     peak = rss_kib()
@@ -167,11 +161,7 @@ def measure(
         "concurrency": level,
         "games": len(rows),
         "decisions": decisions,
-        "seconds": round(seconds, 3),
-        "decisions_per_s": round(decisions / seconds),
-        "referee_cpu_share": round(referee / (referee + bots), 3),
-        "referee_us_per_decision": round(referee / decisions * 1e6, 1),
-        "bots_us_per_decision": round(bots / decisions * 1e6, 1),
+        **cpu_figures(referee, bots, decisions, seconds),
         "cores_used": round((referee + bots) / seconds, 2),
         "referee_cores": round(referee / seconds, 2),
         "rss_per_game_kib": round((peak - base_rss) / level),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import resource
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -49,3 +50,21 @@ def time_each(
 def machine() -> str:
     """A one-line description of the machine and interpreter."""
     return f"{platform.machine()} {platform.python_implementation()} {platform.python_version()}"
+
+
+def cpu_seconds(who: int) -> float:
+    """User + system CPU seconds of ``resource.RUSAGE_SELF`` or ``RUSAGE_CHILDREN``."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_figures(referee: float, bots: float, decisions: int, seconds: float) -> dict[str, float]:
+    """The figures every throughput benchmark reports from the referee's and the bots' CPU
+    seconds over ``decisions`` played in ``seconds`` of wall time."""
+    return {
+        "seconds": round(seconds, 3),
+        "decisions_per_s": round(decisions / seconds),
+        "referee_cpu_share": round(referee / (referee + bots), 3),
+        "referee_us_per_decision": round(referee / decisions * 1e6, 1),
+        "bots_us_per_decision": round(bots / decisions * 1e6, 1),
+    }

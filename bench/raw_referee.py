@@ -34,6 +34,7 @@ from typing import Any
 import msgpack
 import zmq
 
+from bench.common import cpu_figures, cpu_seconds
 from protocol.codec import encode
 from protocol.examples import REQUEST_WITH_EVENTS
 from protocol.schema import MatchEnd
@@ -41,11 +42,6 @@ from referee.transport import Incoming, RouterTransport, TransportConfig
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
 NICE = 10
-
-
-def _cpu(who: int) -> float:
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _spawn(argv: list[str], endpoint: str, token: str) -> subprocess.Popen[bytes]:
@@ -155,7 +151,7 @@ def run(
             for seat in (0, 1):
                 procs.append(_spawn(argv, address, f"{pair}:{seat}"))
 
-    self0, children0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    self0, children0 = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
         if transport == "referee":
@@ -171,18 +167,10 @@ def run(
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
     seconds = time.perf_counter() - start
-    referee = _cpu(resource.RUSAGE_SELF) - self0
-    bots = _cpu(resource.RUSAGE_CHILDREN) - children0
+    referee = cpu_seconds(resource.RUSAGE_SELF) - self0
+    bots = cpu_seconds(resource.RUSAGE_CHILDREN) - children0
     total = pairs * decisions
-    return {
-        "concurrency": pairs,
-        "decisions": total,
-        "seconds": round(seconds, 3),
-        "decisions_per_s": round(total / seconds),
-        "referee_cpu_share": round(referee / (referee + bots), 3),
-        "referee_us_per_decision": round(referee / total * 1e6, 1),
-        "bots_us_per_decision": round(bots / total * 1e6, 1),
-    }
+    return {"concurrency": pairs, "decisions": total, **cpu_figures(referee, bots, total, seconds)}
 
 
 def main() -> None:
