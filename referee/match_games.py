@@ -23,6 +23,7 @@ from protocol.schema import (
     GameEnd,
     HandStart,
     MatchStart,
+    WireAction,
 )
 from protocol.schema import TimeControl as WireTimeControl
 from referee.match_config import MatchConfig, SeatSummary
@@ -118,6 +119,9 @@ class MatchGames:
         self.startup_faults: list[Fault] = []
         self._last_state: HandState | None = None
         self._event: tuple[SeatLink, bytes] | None = None
+        self._done: asyncio.Future[HandState] | None = None
+        self._actions: list[tuple[int, str, float]] = []
+        self._request_id = 0
         self.base_log = structlog.get_logger("referee.match").bind(match=config.match_id)
         self.log = self.base_log
 
@@ -342,6 +346,15 @@ class MatchGames:
     async def _decision_loop(
         self, state: HandState, actions: list[tuple[int, str, float]]
     ) -> HandState:
+        """Run the hand: faults are resolved here; runs of plain decisions in callbacks.
+
+        Each pass asks for a decision with :meth:`SeatLink.ask`; from then on every reply is
+        applied and the next request sent by :meth:`_on_reply`, synchronously in the hub's
+        receive loop (no task wake per decision). ``done`` resolves when the hand is over or a
+        fault needs the policy (it then holds the :class:`BotFault`).
+        """
+        loop = asyncio.get_running_loop()
+        self._actions = actions
         while not state.is_over:
             self._last_state = state
             if self._event is not None and self._event[0].seat == state.to_act:
@@ -350,35 +363,76 @@ class MatchGames:
             if pending is not None:
                 state = self._resolve(pending, state, actions)
                 continue
+            done: asyncio.Future[HandState] = loop.create_future()
+            self._done = done
+            try:
+                self._ask(state)
+                state = await done
+            except BotFault as err:
+                state = self._resolve(err.fault, self._last_state, actions)
+            finally:
+                self._done = None
+                for link in self.links:
+                    link.cancel_ask()
+        return state
+
+    def _ask(self, state: HandState) -> None:
+        """Send the request for ``state`` to the seat to act (see :meth:`_decision_loop`)."""
+        self._last_state = state
+        link = self.links[state.to_act]
+        request_id = self._request_id = link.new_request_id()
+        clock = link.clock
+        request = request_bytes(
+            state,
+            legal_actions(state),
+            request_id,
+            int(clock.time_left * 1000),
+            int(clock.bank * 1000),
+            link.take_held() if link.inline_events else (),
+        )
+        link.ask(request_id, request, self._on_reply, self._on_fault, self._flush_event)
+
+    def _on_reply(self, wire: WireAction, elapsed: float) -> None:
+        """A reply to the outstanding request: apply it, then ask for the next decision."""
+        done = self._done
+        if done is None or done.done():
+            return
+        try:
+            state = self._last_state
+            assert state is not None
             seat = state.to_act
             link = self.links[seat]
-            request_id = link.new_request_id()
-            clock = link.clock
-            request = request_bytes(
-                state,
-                legal_actions(state),
-                request_id,
-                int(clock.time_left * 1000),
-                int(clock.bank * 1000),
-                link.take_held() if link.inline_events else (),
-            )
-            try:
-                wire, elapsed = await link.decide(request_id, request, after_send=self._flush_event)
-            except BotFault as err:
-                state = self._resolve(err.fault, state, actions)
-                continue
             try:
                 action = to_action(wire)
-                state = apply(state, action)
+                after = apply(state, action)
             except RulesError as err:
+                request_id = self._request_id
                 link.send(Error(ErrorCode.ILLEGAL_ACTION, str(err)[:400], request_id))
                 fault = link.record_fault(FaultKind.ILLEGAL, str(err), request_id=request_id)
-                state = self._resolve(fault, state, actions)
-                continue
-            self.seats[seat].decisions += 1
-            self.seats[seat].time_used += elapsed
-            self._played(state, seat, action, actions, elapsed)
-        return state
+                done.set_exception(BotFault(fault))
+                return
+            summary = self.seats[seat]
+            summary.decisions += 1
+            summary.time_used += elapsed
+            self._played(after, seat, action, self._actions, elapsed)
+            if not after.is_over:
+                if self._event is not None and self._event[0].seat == after.to_act:
+                    self._flush_event()
+                if self.links[0].fault is None and self.links[1].fault is None:
+                    self._ask(after)
+                    return
+            done.set_result(after)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # a referee bug: fail the match's task, as before
+            if not done.done():
+                done.set_exception(err)
+
+    def _on_fault(self, err: BotFault) -> None:
+        """The asked seat faulted before replying: hand the fault to the loop."""
+        done = self._done
+        if done is not None and not done.done():
+            done.set_exception(err)
 
     def _played(
         self,

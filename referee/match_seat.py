@@ -1,11 +1,12 @@
 """One seat's link to its bot: requests with deadlines, clocks, heartbeats and fault capture.
 
 The hub's receive loop calls :meth:`SeatLink.on_payload` synchronously for every frame from the
-bound peer and stamps its arrival time there, before any match code runs. A decision is a
-future resolved by that loop and awaited with a deadline (``move + bank + grace``); a reply
-that is not the outstanding one is dropped. The stamp is taken when the loop reads the socket:
-a stalled referee loop would delay it, which is why bots run at a lower priority than the
-referee, spawns are limited, the loop's lag is measured and recorded, and every message
+bound peer and stamps its arrival time there, before any match code runs. A decision is asked
+for with :meth:`SeatLink.ask` and a deadline (``move + bank + grace``): the matching reply calls
+the asker back from that loop, synchronously (:meth:`SeatLink.decide` is the awaitable form); a
+reply that is not the outstanding one is dropped. The stamp is taken when the loop reads the
+socket: a stalled referee loop would delay it, which is why bots run at a lower priority than
+the referee, spawns are limited, the loop's lag is measured and recorded, and every message
 already received is delivered before a deadline is declared missed.
 """
 
@@ -121,7 +122,9 @@ class SeatLink:
         self._loop = loop
         self.connected: asyncio.Future[None] = loop.create_future()
         self._pending_id: int | None = None
-        self._pending: asyncio.Future[tuple[WireAction, float]] | None = None
+        self._on_reply: Callable[[WireAction, float], None] | None = None
+        self._on_fault: Callable[[BotFault], None] | None = None
+        self._sent = 0.0
         self._deadline = 0.0
         self._budget = 0.0
         self._watchdog: asyncio.TimerHandle | None = None
@@ -158,8 +161,10 @@ class SeatLink:
             )
             self._fault_event.set()
             LOGGER.info("seat %d fault %s: %s", self.seat, kind, detail)
-        if self._pending is not None and not self._pending.done():
-            self._pending.set_exception(BotFault(self._fault))
+        on_fault = self._on_fault
+        if on_fault is not None:
+            self.cancel_ask()
+            on_fault(BotFault(self._fault))
         return self._fault
 
     async def wait_for_fault(self) -> Fault:
@@ -238,9 +243,14 @@ class SeatLink:
                     self.record_fault(FaultKind.STALL, f"bot said bye mid-match ({reason})")
 
     def _on_action(self, rid: int, action: WireAction, arrived: float) -> None:
-        pending = self._pending
-        if rid == self._pending_id and pending is not None and not pending.done():
-            pending.set_result((action, arrived))
+        on_reply = self._on_reply
+        if rid == self._pending_id and on_reply is not None:
+            self.cancel_ask()
+            elapsed = arrived - self._sent
+            if elapsed < 0.0:
+                elapsed = 0.0
+            self.clock.charge(elapsed)
+            on_reply(action, elapsed)
             return
         self.stale_replies += 1
         LOGGER.debug("seat %d stale reply id %s dropped", self.seat, rid)
@@ -278,34 +288,69 @@ class SeatLink:
         after_send: Callable[[], None] | None = None,
     ) -> tuple[WireAction, float]:
         """Send ``request`` (a message or its encoded bytes, with id ``request_id``) and await
-        the matching reply: ``(action, elapsed_seconds)``.
+        the matching reply: ``(action, elapsed_seconds)``. The awaitable form of :meth:`ask`.
 
         ``after_send`` runs right after the request is sent (the match sends the other seat's
         event there). Raises :class:`BotFault` on timeout or on any fault detected meanwhile.
         """
-        self.raise_if_faulted()
-        loop = self._loop
-        future: asyncio.Future[tuple[WireAction, float]] = loop.create_future()
-        self._pending, self._pending_id = future, request_id
-        budget = self.clock.time_left + self.control.grace
+        future: asyncio.Future[tuple[WireAction, float]] = self._loop.create_future()
+
+        def on_reply(action: WireAction, elapsed: float) -> None:
+            if not future.done():
+                future.set_result((action, elapsed))
+
+        def on_fault(err: BotFault) -> None:
+            if not future.done():
+                future.set_exception(err)
+
+        data = request if isinstance(request, bytes) else encode(request)
         try:
-            if not self.send(request):
-                self.raise_if_faulted()
-            sent = loop.time()
-            self._deadline, self._budget = sent + budget, budget
-            watchdog = self._watchdog
-            if watchdog is None or watchdog.when() > self._deadline:
-                if watchdog is not None:
-                    watchdog.cancel()
-                self._watchdog = loop.call_at(self._deadline, self._on_watchdog)
-            if after_send is not None:
-                after_send()
-            action, arrived = await future
+            self.ask(request_id, data, on_reply, on_fault, after_send)
+            return await future
         finally:
-            self._pending, self._pending_id = None, None
-        elapsed = max(0.0, arrived - sent)
-        self.clock.charge(elapsed)
-        return action, elapsed
+            self.cancel_ask()
+
+    def ask(
+        self,
+        request_id: int,
+        request: bytes,
+        on_reply: Callable[[WireAction, float], None],
+        on_fault: Callable[[BotFault], None],
+        after_send: Callable[[], None] | None = None,
+    ) -> None:
+        """Send ``request`` (id ``request_id``) and return at once; the match's decision loop
+        uses this form (no task is woken per decision).
+
+        The matching reply calls ``on_reply(action, elapsed_seconds)`` synchronously from the
+        hub's receive loop, after the clock is charged; a fault recorded before it (timeout,
+        crash, a send that fails, anything) calls ``on_fault(BotFault)`` instead, also when
+        the seat had faulted already. Exactly one of them is called, once, unless
+        :meth:`cancel_ask` comes first. ``after_send`` runs right after the request is sent.
+        """
+        fault = self._fault
+        if fault is not None:
+            on_fault(BotFault(fault))
+            return
+        self._pending_id = request_id
+        self._on_reply, self._on_fault = on_reply, on_fault
+        budget = self.clock.time_left + self.control.grace
+        if not self.send(request) and self._on_fault is None:
+            return  # the failed send recorded a fault, which called on_fault
+        loop = self._loop
+        sent = self._sent = loop.time()
+        self._deadline, self._budget = sent + budget, budget
+        watchdog = self._watchdog
+        if watchdog is None or watchdog.when() > self._deadline:
+            if watchdog is not None:
+                watchdog.cancel()
+            self._watchdog = loop.call_at(self._deadline, self._on_watchdog)
+        if after_send is not None:
+            after_send()
+
+    def cancel_ask(self) -> None:
+        """Forget the outstanding request (its reply becomes stale); no callback runs."""
+        self._on_reply = self._on_fault = None
+        self._pending_id = None
 
     def _on_watchdog(self) -> None:
         """The seat's one deadline timer: fail an overdue request with a timeout fault.
@@ -316,21 +361,21 @@ class SeatLink:
         delivered first: if the loop was late, a reply that arrived in time still counts.
         """
         self._watchdog = None
-        future = self._pending
-        if future is None or future.done() or self.finished:
+        if self._on_reply is None or self.finished:
             return
         if self._loop.time() < self._deadline:
             self._watchdog = self._loop.call_at(self._deadline, self._on_watchdog)
             return
         if self._poll is not None:
             self._poll()
-        if not future.done():
+        if self._on_reply is not None:
             rid, budget = self._pending_id, self._budget
             self.record_fault(FaultKind.TIMEOUT, f"no reply to request {rid} within {budget:.3f} s")
 
     def close(self) -> None:
         """The seat is done: no more faults are charged and its deadline timer stops."""
         self.finished = True
+        self.cancel_ask()
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
@@ -375,7 +420,7 @@ class SeatLink:
                     await self._fault_event.wait()
             except TimeoutError:
                 pass
-            if self.finished or self._fault is not None or self._pending is not None:
+            if self.finished or self._fault is not None or self._pending_id is not None:
                 continue
             silent = self._loop.time() - self.last_heard
             if silent > 5 * interval:

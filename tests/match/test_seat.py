@@ -152,6 +152,82 @@ async def test_a_closed_seat_is_never_timed_out() -> None:
         await task
 
 
+class Asker:
+    """Records the callbacks of :meth:`SeatLink.ask`."""
+
+    def __init__(self) -> None:
+        self.replies: list[tuple[WireAction, float]] = []
+        self.faults: list[BotFault] = []
+        self.called = asyncio.Event()
+
+    def on_reply(self, action: WireAction, elapsed: float) -> None:
+        self.replies.append((action, elapsed))
+        self.called.set()
+
+    def on_fault(self, err: BotFault) -> None:
+        self.faults.append(err)
+        self.called.set()
+
+    def ask(self, link: SeatLink) -> int:
+        req = request(link)
+        link.ask(req.request_id, encode(req), self.on_reply, self.on_fault)
+        return req.request_id
+
+
+async def test_ask_calls_back_once_with_the_reply_and_charges_the_clock() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    asker = Asker()
+    rid = asker.ask(link)
+    assert isinstance(fake.messages(PEER)[-1], Request)
+    fake.deliver(PEER, ActionMsg(rid, WireAction("draw_stock")))
+    fake.deliver(PEER, ActionMsg(rid, WireAction("draw_stock")))  # a duplicate is stale
+    assert [a for a, _ in asker.replies] == [WireAction("draw_stock")]
+    assert asker.replies[0][1] >= 0 and not asker.faults
+    assert link.clock.decisions == 1 and link.stale_replies == 1 and link.fault is None
+
+
+async def test_ask_calls_on_fault_on_timeout_and_never_on_reply() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    asker = Asker()
+    rid = asker.ask(link)
+    await asyncio.wait_for(asker.called.wait(), 5)
+    fake.deliver(PEER, ActionMsg(rid, WireAction("draw_stock")))  # too late
+    assert not asker.replies and len(asker.faults) == 1
+    fault = asker.faults[0].fault
+    assert fault.kind is FaultKind.TIMEOUT and fault.request_id == rid
+
+
+async def test_ask_on_a_faulted_seat_calls_on_fault_at_once() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    link.record_fault(FaultKind.CRASH, "gone")
+    asker = Asker()
+    asker.ask(link)
+    assert [f.fault.kind for f in asker.faults] == [FaultKind.CRASH] and not asker.replies
+
+
+async def test_ask_whose_send_fails_calls_on_fault_once() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    fake.reachable = False
+    asker = Asker()
+    asker.ask(link)
+    assert [f.fault.kind for f in asker.faults] == [FaultKind.STALL] and not asker.replies
+
+
+async def test_a_cancelled_ask_calls_nothing_and_its_reply_is_stale() -> None:
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    asker = Asker()
+    rid = asker.ask(link)
+    link.cancel_ask()
+    fake.deliver(PEER, ActionMsg(rid, WireAction("draw_stock")))
+    link.record_fault(FaultKind.CRASH, "gone")
+    assert not asker.replies and not asker.faults and link.stale_replies == 1
+
+
 @pytest.mark.parametrize(
     ("frame", "kind"),
     [
