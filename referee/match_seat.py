@@ -366,10 +366,12 @@ class SeatLink:
         if self._loop.time() < self._deadline:
             self._watchdog = self._loop.call_at(self._deadline, self._on_watchdog)
             return
+        rid, budget = self._pending_id, self._budget
         if self._poll is not None:
+            # A reply delivered here may lead the match to ask this seat again at once (a
+            # draw, then the discard): only the request that was overdue may time out.
             self._poll()
-        if self._on_reply is not None:
-            rid, budget = self._pending_id, self._budget
+        if self._on_reply is not None and self._pending_id == rid:
             self.record_fault(FaultKind.TIMEOUT, f"no reply to request {rid} within {budget:.3f} s")
 
     def close(self) -> None:

@@ -21,6 +21,8 @@ class FakeTransport:
         self.sent: list[tuple[bytes, bytes]] = []
         self.handler: Callable[[Incoming], None] | None = None
         self.reachable = True
+        self.on_drain: Callable[[], None] | None = None
+        """Runs when the seat drains the transport before declaring a timeout."""
 
     def send(self, peer: bytes, payload: bytes) -> bool:
         if not self.reachable:
@@ -32,7 +34,8 @@ class FakeTransport:
         self.handler = handler
 
     def drain_now(self) -> None:
-        pass
+        if self.on_drain is not None:
+            self.on_drain()
 
     def deliver(self, peer: bytes, payload: bytes | Message, *, malformed: bool = False) -> None:
         """A frame from ``peer`` (a message is encoded first)."""

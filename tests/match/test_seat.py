@@ -217,6 +217,31 @@ async def test_ask_whose_send_fails_calls_on_fault_once() -> None:
     assert [f.fault.kind for f in asker.faults] == [FaultKind.STALL] and not asker.replies
 
 
+async def test_a_reply_drained_at_the_deadline_that_asks_again_is_not_a_timeout() -> None:
+    # The reply is waiting in the transport when the deadline fires; delivering it makes the
+    # asker ask the same seat again (a draw, then the discard): that new request must not be
+    # timed out by the old deadline.
+    fake = FakeTransport()
+    _, link = await bound(fake)
+    asker = Asker()
+    first = request(link)
+    second = request(link)
+
+    def ask_again(action: WireAction, elapsed: float) -> None:
+        asker.on_reply(action, elapsed)
+        link.ask(second.request_id, encode(second), asker.on_reply, asker.on_fault)
+
+    link.ask(first.request_id, encode(first), ask_again, asker.on_fault)
+    waiting = ActionMsg(first.request_id, WireAction("draw_stock"))
+    fake.on_drain = lambda: fake.deliver(PEER, waiting)
+    await asyncio.wait_for(asker.called.wait(), 5)
+    fake.on_drain = None
+    assert len(asker.replies) == 1 and not asker.faults and link.fault is None
+    asker.called.clear()
+    await asyncio.wait_for(asker.called.wait(), 5)  # the second request's own deadline
+    assert [f.fault.request_id for f in asker.faults] == [second.request_id]
+
+
 async def test_a_cancelled_ask_calls_nothing_and_its_reply_is_stale() -> None:
     fake = FakeTransport()
     _, link = await bound(fake)
