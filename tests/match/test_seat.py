@@ -199,22 +199,18 @@ async def test_ask_calls_on_fault_on_timeout_and_never_on_reply() -> None:
     assert fault.kind is FaultKind.TIMEOUT and fault.request_id == rid
 
 
-async def test_ask_on_a_faulted_seat_calls_on_fault_at_once() -> None:
+@pytest.mark.parametrize("broken", ["faulted", "unreachable"])
+async def test_ask_that_cannot_be_sent_calls_on_fault_once(broken: str) -> None:
     fake = FakeTransport()
     _, link = await bound(fake)
-    link.record_fault(FaultKind.CRASH, "gone")
+    if broken == "faulted":
+        link.record_fault(FaultKind.CRASH, "gone")
+    else:
+        fake.reachable = False
     asker = Asker()
     asker.ask(link)
-    assert [f.fault.kind for f in asker.faults] == [FaultKind.CRASH] and not asker.replies
-
-
-async def test_ask_whose_send_fails_calls_on_fault_once() -> None:
-    fake = FakeTransport()
-    _, link = await bound(fake)
-    fake.reachable = False
-    asker = Asker()
-    asker.ask(link)
-    assert [f.fault.kind for f in asker.faults] == [FaultKind.STALL] and not asker.replies
+    kind = FaultKind.CRASH if broken == "faulted" else FaultKind.STALL
+    assert [f.fault.kind for f in asker.faults] == [kind] and not asker.replies
 
 
 async def test_a_reply_drained_at_the_deadline_that_asks_again_is_not_a_timeout() -> None:
