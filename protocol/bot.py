@@ -15,6 +15,11 @@ with the echoed ``request_id``, calls the ``on_*`` hooks for the other messages,
 returns after ``match_end`` (sending ``bye``) or when the referee says ``bye``.
 Exit codes are :class:`ExitCode`.
 
+With ``run_bot(..., multi_match=True)`` the hello says the bot can play several matches over
+one connection; when the welcome grants it, the loop does not return after ``match_end`` but
+waits (answering pings) for the next ``match_start`` or the referee's ``bye``. The bot must
+then reset itself in :meth:`Bot.on_match_start`, which gets the match's ``seed``.
+
 The hello asks for ``inline_events`` by default (``run_bot(..., inline_events=False)`` does
 not): the referee may then deliver the opponent's moves inside the next ``request``
 (``Request.events``) instead of as separate ``event`` messages. Either way ``on_event`` is
@@ -114,7 +119,8 @@ class Bot(ABC):
         """Choose one of ``request.legal`` (a knock may add ``melds``)."""
 
     def on_match_start(self, msg: MatchStart) -> None:  # noqa: B027
-        """Called once, before the first hand: seat, opponent, rules and clock."""
+        """Called before the first hand of each match: seat, opponent, rules, clock and the
+        match's ``seed`` (reset and reseed here if the bot plays several matches)."""
 
     def on_hand_start(self, msg: HandStart) -> None:  # noqa: B027
         """Called when a hand is dealt."""
@@ -131,7 +137,8 @@ class Bot(ABC):
         """Called when a game is over."""
 
     def on_match_end(self, msg: MatchEnd) -> None:  # noqa: B027
-        """Called when the match is over, just before :func:`run_bot` returns."""
+        """Called when the match is over (then :func:`run_bot` returns, unless the
+        connection was granted ``multi_match``)."""
 
 
 class _PeerGone(Exception):
@@ -147,6 +154,7 @@ class _Session:
         self.name = name
         self.timeout_ms = timeout_ms
         self.sent_bye = False
+        self.multi_match = False
 
     def say(self, text: str) -> None:
         print(f"[{self.name}] {text}", file=sys.stderr, flush=True)
@@ -195,10 +203,12 @@ class _Session:
                 self.bot.on_match_start(msg)
             elif isinstance(msg, MatchEnd):
                 self.bot.on_match_end(msg)
-                self.send(Bye(reason="match over"))
-                return ExitCode.OK
+                if not self.multi_match:
+                    self.send(Bye(reason="match over"))
+                    return ExitCode.OK
             elif isinstance(msg, Welcome):
                 check_version(msg.protocol_version)
+                self.multi_match = msg.multi_match and hello.multi_match
             elif isinstance(msg, Reject):
                 self.say(f"rejected by the referee: {msg.code}: {msg.message}")
                 return ExitCode.REJECTED
@@ -241,14 +251,18 @@ def run_bot(
     version: str | None = None,
     recv_timeout_ms: int = DEFAULT_RECV_TIMEOUT_MS,
     inline_events: bool = True,
+    multi_match: bool = False,
 ) -> int:
-    """Connect to the referee, play one match with ``bot``, return an :class:`ExitCode`.
+    """Connect to the referee, play one match with ``bot`` (or several, see
+    ``multi_match``), return an :class:`ExitCode`.
 
     ``endpoint`` and ``token`` default to the ``GIN_REFEREE_ENDPOINT`` and
     ``GIN_REFEREE_TOKEN`` environment variables. ``name`` (1..64 characters),
-    ``author``, ``version`` and ``inline_events`` (ask for the opponent's moves inside
-    requests; the bot sees no difference) go into the ``hello``. The call returns
-    :attr:`ExitCode.TIMEOUT` if the referee sends nothing for ``recv_timeout_ms``.
+    ``author``, ``version``, ``inline_events`` (ask for the opponent's moves inside
+    requests; the bot sees no difference) and ``multi_match`` (the bot resets itself in
+    ``on_match_start`` and may play several matches on this connection) go into the
+    ``hello``. The call returns :attr:`ExitCode.TIMEOUT` if the referee sends nothing for
+    ``recv_timeout_ms``.
     """
     endpoint = endpoint or os.environ.get(ENDPOINT_ENV)
     token = token or os.environ.get(TOKEN_ENV)
@@ -270,6 +284,7 @@ def run_bot(
         author=author,
         version=version,
         inline_events=inline_events,
+        multi_match=multi_match,
     )
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
@@ -289,11 +304,16 @@ def run_bot(
 
 
 def run_bot_main(
-    bot: Bot, name: str, argv: Sequence[str] | None = None, *, inline_events: bool = True
+    bot: Bot,
+    name: str,
+    argv: Sequence[str] | None = None,
+    *,
+    inline_events: bool = True,
+    multi_match: bool = False,
 ) -> int:
     """:func:`run_bot` with ``--endpoint``, ``--token`` and ``--recv-timeout-ms`` parsed
-    from ``argv`` (default ``sys.argv[1:]``); returns the exit code. ``inline_events`` is
-    passed on to :func:`run_bot`.
+    from ``argv`` (default ``sys.argv[1:]``); returns the exit code. ``inline_events`` and
+    ``multi_match`` are passed on to :func:`run_bot`.
     """
     parser = argparse.ArgumentParser(prog=name, description=f"gin-referee bot {name!r}")
     parser.add_argument("--endpoint", help=f"referee endpoint (default: ${ENDPOINT_ENV})")
@@ -312,4 +332,5 @@ def run_bot_main(
         token=args.token,
         recv_timeout_ms=args.recv_timeout_ms,
         inline_events=inline_events,
+        multi_match=multi_match,
     )

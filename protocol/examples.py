@@ -108,10 +108,20 @@ carries the opponent's two moves since (it took the ``Jc`` from the pile, discar
 
 EXAMPLES: Mapping[str, Message] = {
     "hello": Hello(
-        1, "random-bot", "3f9c2e71b0a84d55", author="Ada", version="1.0.0", inline_events=True
+        1,
+        "random-bot",
+        "3f9c2e71b0a84d55",
+        author="Ada",
+        version="1.0.0",
+        inline_events=True,
+        multi_match=True,
     ),
     "welcome": Welcome(
-        protocol_version=1, referee="gin-referee 0.1.0", heartbeat_ms=1000, inline_events=True
+        protocol_version=1,
+        referee="gin-referee 0.1.0",
+        heartbeat_ms=1000,
+        inline_events=True,
+        multi_match=True,
     ),
     "reject": Reject("version_unsupported", "protocol version 2 is not supported", (1,)),
     "match_start": MatchStart(
@@ -136,6 +146,7 @@ EXAMPLES: Mapping[str, Message] = {
         },
         rules_hash="75a852a779d24e6c",
         time_control=TimeControl(move_ms=1000, bank_ms=30000, grace_ms=250, startup_ms=10000),
+        seed="161803398874",
     ),
     "hand_start": HandStart(
         game=0,

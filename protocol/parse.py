@@ -209,6 +209,7 @@ def _hello(m: Obj, p: str) -> Hello:
         author=optional(m, p, "author", check_str, 0, 128),
         version=optional(m, p, "version", check_str, 0, 128),
         inline_events=_flag(m, p, "inline_events"),
+        multi_match=_flag(m, p, "multi_match"),
     )
 
 
@@ -224,6 +225,7 @@ def _welcome(m: Obj, p: str) -> Welcome:
         referee=field(m, p, "referee", check_str),
         heartbeat_ms=field(m, p, "heartbeat_ms", check_int),
         inline_events=_flag(m, p, "inline_events"),
+        multi_match=_flag(m, p, "multi_match"),
     )
 
 
@@ -244,6 +246,7 @@ def _match_start(m: Obj, p: str) -> MatchStart:
         rules=field(m, p, "rules", _rules),
         rules_hash=field(m, p, "rules_hash", check_str),
         time_control=field(m, p, "time_control", _time_control),
+        seed=optional(m, p, "seed", check_str, 1, 64),
     )
 
 

@@ -206,6 +206,8 @@ class Hello:
 
     ``inline_events`` asks the referee to deliver the opponent's moves inside the bot's next
     :class:`Request` (``Request.events``) instead of as separate :class:`Event` messages.
+    ``multi_match`` says the bot can play several matches over this connection: after
+    ``match_end`` it stays connected, answering pings, until the next ``match_start`` or ``bye``.
     """
 
     TYPE: ClassVar[str] = "hello"
@@ -215,6 +217,7 @@ class Hello:
     author: str | None = None
     version: str | None = None
     inline_events: bool = False
+    multi_match: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +252,9 @@ class Bye:
 class Welcome:
     """The referee accepts a hello.
 
-    ``inline_events`` is True when the referee grants the hello's ``inline_events`` request
-    (it never grants what was not asked).
+    ``inline_events`` is True when the referee grants the hello's ``inline_events`` request,
+    ``multi_match`` when it may seat this connection in another match after ``match_end``
+    (it never grants what was not asked; a bot not granted ``multi_match`` plays one match).
     """
 
     TYPE: ClassVar[str] = "welcome"
@@ -258,6 +262,7 @@ class Welcome:
     referee: str
     heartbeat_ms: int
     inline_events: bool = False
+    multi_match: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,7 +279,10 @@ class Reject:
 class MatchStart:
     """A match begins: the seat, the opponent, the rules and the clock.
 
-    ``rules`` is a mapping (not hashable, so neither is this message).
+    ``rules`` is a mapping (not hashable, so neither is this message). ``seed``, when given,
+    is the seed for the bot's own randomness in this match (the ``GIN_BOT_SEED`` a freshly
+    started bot gets): a bot that seeds from it plays a replayed match the same way, whichever
+    matches its process played before.
     """
 
     TYPE: ClassVar[str] = "match_start"
@@ -285,6 +293,7 @@ class MatchStart:
     rules: Mapping[str, RuleValue]
     rules_hash: str
     time_control: TimeControl
+    seed: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

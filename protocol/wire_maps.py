@@ -80,13 +80,19 @@ def _flag(value: bool) -> bool | None:
 def _hello(m: Hello) -> dict[str, Any]:
     d = {"type": "hello", "protocol_version": m.protocol_version, "name": m.name}
     d["token"] = m.token
-    return _optional(d, author=m.author, version=m.version, inline_events=_flag(m.inline_events))
+    return _optional(
+        d,
+        author=m.author,
+        version=m.version,
+        inline_events=_flag(m.inline_events),
+        multi_match=_flag(m.multi_match),
+    )
 
 
 def _welcome(m: Welcome) -> dict[str, Any]:
     d = {"type": "welcome", "protocol_version": m.protocol_version, "referee": m.referee}
     d["heartbeat_ms"] = m.heartbeat_ms
-    return _optional(d, inline_events=_flag(m.inline_events))
+    return _optional(d, inline_events=_flag(m.inline_events), multi_match=_flag(m.multi_match))
 
 
 def event_map(m: Event) -> dict[str, Any]:
@@ -111,7 +117,7 @@ def _request(m: Request) -> dict[str, Any]:
 
 def _match_start(m: MatchStart) -> dict[str, Any]:
     tc = m.time_control
-    return {
+    d = {
         "type": "match_start",
         "match_id": m.match_id,
         "seat": m.seat,
@@ -126,6 +132,7 @@ def _match_start(m: MatchStart) -> dict[str, Any]:
             "startup_ms": tc.startup_ms,
         },
     }
+    return _optional(d, seed=m.seed)
 
 
 def _hand_end(m: HandEnd) -> dict[str, Any]:

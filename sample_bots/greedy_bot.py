@@ -48,8 +48,9 @@ class GreedyBot(Bot):
 
 
 def main() -> int:
-    """Play one match against the referee named by the environment or the arguments."""
-    return run_bot_main(GreedyBot(), "greedy-bot")
+    """Play against the referee named by the environment or the arguments (a stateless bot:
+    it may be kept for several matches)."""
+    return run_bot_main(GreedyBot(), "greedy-bot", multi_match=True)
 
 
 if __name__ == "__main__":
