@@ -190,6 +190,7 @@ class MatchGames:
                     rules=config.rules.to_dict(),
                     rules_hash=config.rules.rules_hash,
                     time_control=WireTimeControl(**config.time.to_wire()),
+                    seed=link.seed,
                 )
             )
         for game_no in range(config.games):

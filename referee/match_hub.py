@@ -20,6 +20,7 @@ from protocol.errors import ErrorCode, ProtocolError
 from protocol.schema import (
     PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
+    Bye,
     Error,
     Hello,
     Message,
@@ -66,8 +67,11 @@ class Transport(Protocol):
 class Hub:
     """Routes one transport's traffic; issue a seat with :meth:`open_seat`."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, *, multi_match: bool = False) -> None:
         self.transport = transport
+        self.multi_match = multi_match
+        """Grant ``multi_match`` to bots that ask (the caller then keeps them with
+        :meth:`retain` between matches)."""
         self._by_token: dict[str, SeatLink] = {}
         self._by_peer: dict[bytes, SeatLink] = {}
         self._used: set[str] = set()
@@ -140,7 +144,13 @@ class Hub:
     def _park(self, peer: bytes, hello: Hello) -> None:
         self._parked[peer] = hello.token
         self._lobby.setdefault(hello.token, []).append((peer, hello))
-        welcome = Welcome(PROTOCOL_VERSION, REFEREE_NAME, 1000, inline_events=hello.inline_events)
+        welcome = Welcome(
+            PROTOCOL_VERSION,
+            REFEREE_NAME,
+            1000,
+            inline_events=hello.inline_events,
+            multi_match=hello.multi_match and self.multi_match,
+        )
         self._send(peer, welcome)
         LOGGER.info("remote bot %r waits in the lobby (peer %s)", hello.name, peer.hex())
         self._changed()
@@ -160,6 +170,34 @@ class Hub:
             for peer in list(self._parked):
                 if not self.transport.send(peer, encode(Ping(nonce))):
                     self._unpark(peer)
+
+    def retain(self, link: SeatLink) -> bool:
+        """After a match: keep the seat's connection in the lobby under its token, pinged,
+        for :meth:`open_seat` (``token, reusable=True``) to seat again without a new hello.
+
+        Only a connection granted ``multi_match`` with no fault recorded is kept; otherwise
+        nothing happens and False is returned (the caller closes the seat and its process).
+        The seat itself is closed either way when True.
+        """
+        peer, hello = link.peer, link.hello
+        if not link.multi_match or peer is None or hello is None or link.fault is not None:
+            return False
+        self._registered.setdefault(link.token, link.name)
+        self.close_seat(link)
+        self._parked[peer] = link.token
+        self._lobby.setdefault(link.token, []).append((peer, hello))
+        self._changed()
+        return True
+
+    def dismiss(self, token: str) -> None:
+        """Stop keeping a retained (or registered) token: its connections in the lobby get
+        ``bye`` and leave it, and the token is no longer accepted."""
+        for peer, _ in self._lobby.pop(token, []):
+            self._parked.pop(peer, None)
+            self._send(peer, Bye("no more matches"))
+        self._registered.pop(token, None)
+        self._used.add(token)
+        self._changed()
 
     def close_seat(self, link: SeatLink) -> None:
         """Forget a seat: its token and routing id stop being accepted."""
@@ -246,14 +284,20 @@ class Hub:
         link.peer = peer
         link.name = hello.name
         link.inline_events = hello.inline_events
+        link.multi_match = hello.multi_match and self.multi_match
+        link.hello = hello
         link.last_heard = arrived
         self._by_peer[peer] = link
         if welcome:
             heartbeat_ms = round(link.control.heartbeat * 1000)
-            granted = hello.inline_events
-            self._send(
-                peer, Welcome(PROTOCOL_VERSION, REFEREE_NAME, heartbeat_ms, inline_events=granted)
+            granted = Welcome(
+                PROTOCOL_VERSION,
+                REFEREE_NAME,
+                heartbeat_ms,
+                inline_events=hello.inline_events,
+                multi_match=link.multi_match,
             )
+            self._send(peer, granted)
         if not link.connected.done():
             link.connected.set_result(None)
         LOGGER.info("seat %d bound to %r (peer %s)", link.seat, hello.name, peer.hex())

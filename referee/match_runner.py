@@ -62,6 +62,7 @@ async def start_bot(
         "GIN_REFEREE_TOKEN": link.token,
         "GIN_BOT_SEED": seed,
     }
+    link.seed = seed
     try:
         link.process = await BotProcess.start(command, env=env, stderr_path=stderr_path)
     except BotStartError as err:

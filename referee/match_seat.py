@@ -115,6 +115,12 @@ class SeatLink:
         self.peer: bytes | None = None
         self.inline_events = False
         """The bot asked for the opponent's moves inside its requests (see :meth:`hold_event`)."""
+        self.multi_match = False
+        """The welcome granted ``multi_match``: the connection may be kept for another match."""
+        self.hello: Hello | None = None
+        """The hello this seat was bound with."""
+        self.seed: str | None = None
+        """The seed offered in ``match_start`` (the bot's ``GIN_BOT_SEED`` when started)."""
         self._held: list[bytes] = []
         self.name = f"seat{seat}"
         self.process: BotProcess | None = None

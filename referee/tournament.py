@@ -1,7 +1,9 @@
 """Tournaments: a schedule of games played concurrently over one hub, stored as they end.
 
-Every game is a one-game match between two freshly started bot processes (a remote bot
-connects with its registered token instead). Games are taken from the store by workers with a
+Every game is a one-game match between two bot processes started for it, or kept from the
+worker's previous game of the same pairing when the bot plays several matches per connection
+(``multi_match``, see :mod:`referee.tournament_bots`); a remote bot connects with its
+registered token instead. Games are taken from the store by workers with a
 lease (*claim*), *played*, and *recorded* in one transaction; a killed referee loses only the
 games in progress, which the next run (same command) plays again from their seeds.
 
@@ -28,10 +30,11 @@ from referee.match import play_match
 from referee.match_config import MatchConfig, MatchResult
 from referee.match_hub import Hub
 from referee.match_record import MatchRecorder
-from referee.match_runner import release_seats, start_bot
+from referee.match_runner import start_bot
 from referee.match_seat import SeatLink
 from referee.process import BotCommand
 from referee.rules import Card, shuffled_deck
+from referee.tournament_bots import BotKeeper
 from referee.tournament_config import BotEntry, TournamentConfig
 from referee.tournament_store import Claim, GameSpec, Store
 from referee.transport import RouterTransport, TransportConfig
@@ -133,6 +136,8 @@ class TournamentRun:
         self.resumed = False
         self.total = 0
         self.lag_max = 0.0
+        self.reused = 0
+        """Seats played by a kept bot process instead of a new one (all workers)."""
 
     async def run(self) -> Store:
         """Play every unplayed game; returns the store (closed: reopen it to read results)."""
@@ -164,7 +169,7 @@ class TournamentRun:
                 )
             )
             async with transport:
-                hub = Hub(transport)
+                hub = Hub(transport, multi_match=self.config.reuse_bots)
                 for entry in self.config.bots:
                     if entry.token is not None:
                         hub.register_remote(entry.token, entry.name)
@@ -200,13 +205,24 @@ class TournamentRun:
             self.lag_max = max(self.lag_max, loop.time() - before - 0.1)
 
     async def _worker(self, store: Store, hub: Hub) -> None:
+        keeper = BotKeeper(hub, enabled=self.config.reuse_bots)
+        try:
+            await self._work(store, hub, keeper)
+        finally:
+            await keeper.release()
+            self.reused += keeper.reused
+
+    async def _work(self, store: Store, hub: Hub, keeper: BotKeeper) -> None:
+        last: str | None = None
         while not self.stop.is_set():
-            claim = store.claim(owner=self.owner, lease_seconds=LEASE_SECONDS, now=time.time())
+            claim = store.claim(
+                owner=self.owner, lease_seconds=LEASE_SECONDS, now=time.time(), prefer=last
+            )
             if claim is None:
                 return
             renewer = asyncio.ensure_future(self._renew(store, claim))
             try:
-                result = await self._play(hub, claim.game, claim.attempt)
+                result = await self._play(hub, keeper, claim.game, claim.attempt)
             except asyncio.CancelledError:
                 store.release(claim)
                 raise
@@ -225,6 +241,7 @@ class TournamentRun:
             )  # fmt: skip
             if ok and self.on_game is not None:
                 self.on_game(GameOutcome(claim.game, stored))
+            last = claim.game.pairing if keeper.kept else None
 
     async def _renew(self, store: Store, claim: Claim) -> None:
         current: Claim | None = claim
@@ -232,7 +249,9 @@ class TournamentRun:
             await asyncio.sleep(LEASE_SECONDS / 3)
             current = store.renew(current, lease_seconds=LEASE_SECONDS, now=time.time())
 
-    async def _play(self, hub: Hub, spec: GameSpec, attempt: int) -> MatchResult | None:
+    async def _play(
+        self, hub: Hub, keeper: BotKeeper, spec: GameSpec, attempt: int
+    ) -> MatchResult | None:
         """Play one game; None if the tournament was stopped before it ended."""
         config = self.config
         match_config = MatchConfig(
@@ -255,16 +274,22 @@ class TournamentRun:
             if ready or not self.serve:
                 break
         links: list[SeatLink] = []
+        names = [entry.name for entry in entries]
+        kept = await keeper.take([e.name if e.command is not None else "" for e in entries])
         recorder = MatchRecorder(self.out / "games" / f"{match_config.match_id}.jsonl")
+        result: MatchResult | None = None
         try:
-            for seat, entry in enumerate(entries):
-                link = hub.open_seat(
-                    seat, config.time, entry.token, reusable=entry.token is not None
-                )
+            for seat, (entry, bot) in enumerate(zip(entries, kept, strict=True)):
+                token = entry.token if bot is None else bot.token
+                link = hub.open_seat(seat, config.time, token, reusable=token is not None)
                 link.name = entry.name
+                link.seed = _bot_seed(spec, entry.name)
+                if bot is not None:
+                    link.process = bot.process
                 links.append(link)
-            for link, entry in zip(links, entries, strict=True):
-                await self._start(hub, link, entry, spec, match_config.match_id)
+            for link, entry, bot in zip(links, entries, kept, strict=True):
+                if bot is None:
+                    await self._start(hub, link, entry, spec, match_config.match_id)
             result = await play_match(
                 match_config,
                 (links[0], links[1]),
@@ -273,7 +298,7 @@ class TournamentRun:
                 stop=self.stop,
             )
         finally:
-            await release_seats(hub, links, grace=1.0)
+            await keeper.settle(links, names[: len(links)], result)
             recorder.close()
         if result.interrupted:
             return None

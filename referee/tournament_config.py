@@ -81,6 +81,10 @@ class TournamentConfig:
     local_transport: str = "ipc"
     """How local bots connect: ``ipc`` (a private unix socket) or ``tcp`` (the bound endpoint).
     Not hashed: it changes no result."""
+    reuse_bots: bool = True
+    """Keep a bot granted ``multi_match`` between a pairing's games (see
+    :mod:`referee.tournament_bots`). Not hashed: it changes no result of a bot that reseeds
+    from ``match_start.seed``."""
     out: Path | None = None
     """Output directory (store, records, logs, stderr)."""
 
@@ -207,7 +211,8 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     _check_keys(data, {"tournament", "bots", "rules", "time", "faults"}, src, "")
     t = _get(data, "tournament", dict, src, "", {})
     _check_keys(t, {"name", "format", "candidate", "games_per_pairing", "duplicate", "seed",
-                    "concurrency", "max_hands_per_game", "local_transport", "out"},
+                    "concurrency", "max_hands_per_game", "local_transport", "reuse_bots",
+                    "out"},
                 src, "tournament.")  # fmt: skip
     bots = _bots(data.get("bots"), src)
     fmt = _get(t, "format", str, src, "tournament.", "round-robin")
@@ -267,6 +272,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
         strikes=strikes,
         max_hands_per_game=max_hands,
         local_transport=local_transport,
+        reuse_bots=_get(t, "reuse_bots", bool, src, "tournament.", True),
         out=None if out is None else Path(out),
     )
 

@@ -310,8 +310,11 @@ class Store:
             row = conn.execute("SELECT config_json, config_hash FROM tournament").fetchone()
         return None if row is None else (json.loads(row[0]), row[1])
 
-    def claim(self, *, owner: str, lease_seconds: float, now: float) -> Claim | None:
-        """Take the lowest game that is pending or whose lease expired (``expires <= now``).
+    def claim(
+        self, *, owner: str, lease_seconds: float, now: float, prefer: str | None = None
+    ) -> Claim | None:
+        """Take the lowest game that is pending or whose lease expired (``expires <= now``),
+        one of pairing ``prefer`` first if there is one (the worker's bots are still running).
 
         Gives it a new random lease until ``now + lease_seconds`` and counts the attempt.
         None when nothing is claimable (all done, or claimed under live leases).
@@ -322,8 +325,8 @@ class Store:
             row = conn.execute(
                 f"SELECT {_GAME_COLUMNS}, attempts FROM games"
                 " WHERE status <> 'done' AND (status = 'pending' OR lease_expires <= ?)"
-                " ORDER BY game_id LIMIT 1",
-                (now,),
+                " ORDER BY pairing IS NOT ?, game_id LIMIT 1",
+                (now, prefer),
             ).fetchone()
             if row is None:
                 return None

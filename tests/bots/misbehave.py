@@ -2,7 +2,9 @@
 
 Usage: ``python misbehave.py MODE [N]``; it plays the first legal action until decision N
 (default 3), then does what MODE says. Modes: never, wrong_token, old_version, sleep, crash,
-garbage, shape, illegal, double, flood, ignore_term, disconnect, bye, multiframe.
+garbage, shape, illegal, double, flood, ignore_term, disconnect, bye, multiframe; and two that
+ask for ``multi_match`` and then do not keep it: kept_leaves (exits after match_end) and
+kept_bye (says bye after match_end, then exits).
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ def main() -> int:
     sock.connect(os.environ["GIN_REFEREE_ENDPOINT"])
     token = "not-a-token" if mode == "wrong_token" else os.environ["GIN_REFEREE_TOKEN"]
     version = 99 if mode == "old_version" else 1
-    sock.send(
-        pack({"type": "hello", "protocol_version": version, "name": f"bad-{mode}", "token": token})
-    )
+    hello = {"type": "hello", "protocol_version": version, "name": f"bad-{mode}", "token": token}
+    if mode.startswith("kept_"):
+        hello["multi_match"] = True
+    sock.send(pack(hello))
     decisions = 0
     last_id = None
     while True:
@@ -53,6 +56,9 @@ def main() -> int:
         if kind == "ping":
             sock.send(pack({"type": "pong", "nonce": msg["nonce"]}))
         elif kind in ("match_end", "bye"):
+            if mode == "kept_bye" and kind == "match_end":
+                sock.send(pack({"type": "bye", "reason": "leaving anyway"}))
+                time.sleep(0.2)  # let the bye leave before the socket closes
             if mode == "ignore_term":
                 time.sleep(600)
             return 0

@@ -13,6 +13,7 @@ from protocol.schema import (
     Bye,
     Error,
     Event,
+    Hello,
     Ping,
     Pong,
     Reject,
@@ -356,3 +357,42 @@ async def test_held_events_go_before_any_other_message() -> None:
     assert event == first and isinstance(error, Error) and error.code == "stale_request"
     link.hold_event(encode(second))
     assert link.take_held() == [encode(second)] and link.take_held() == []
+
+
+@pytest.mark.parametrize("hub_grants", [True, False])
+async def test_a_retained_connection_is_seated_again_without_a_hello(hub_grants: bool) -> None:
+    fake = FakeTransport()
+    hub = Hub(fake, multi_match=hub_grants)
+    link = hub.open_seat(0, FAST)
+    fake.deliver(PEER, Hello(1, "kept", link.token, multi_match=True))
+    await link.connected
+    welcome = fake.messages(PEER)[0]
+    assert isinstance(welcome, Welcome) and welcome.multi_match is hub_grants
+    assert link.multi_match is hub_grants
+    if not hub_grants:
+        assert not hub.retain(link)
+        return
+    assert hub.retain(link) and link.finished and hub.is_available(link.token)
+    again = hub.open_seat(1, FAST, link.token, reusable=True)
+    assert again.connected.done() and again.peer == PEER and again.name == "kept"
+    assert sum(isinstance(m, Welcome) for m in fake.messages(PEER)) == 1
+    assert not hub.is_available(link.token)
+
+
+async def test_a_faulted_seat_is_not_retained_and_a_dismissed_token_is_refused() -> None:
+    fake = FakeTransport()
+    hub = Hub(fake, multi_match=True)
+    link = hub.open_seat(0, FAST)
+    fake.deliver(PEER, Hello(1, "kept", link.token, multi_match=True))
+    await link.connected
+    link.record_fault(FaultKind.TIMEOUT, "slow")
+    assert not hub.retain(link)
+    other = hub.open_seat(1, FAST)
+    fake.deliver(b"two", Hello(1, "kept2", other.token, multi_match=True))
+    await other.connected
+    assert hub.retain(other)
+    hub.dismiss(other.token)
+    assert isinstance(fake.messages(b"two")[-1], Bye) and not hub.is_available(other.token)
+    fake.deliver(b"three", Hello(1, "again", other.token))
+    reply = fake.messages(b"three")[0]
+    assert isinstance(reply, Reject) and reply.code == "token_in_use"

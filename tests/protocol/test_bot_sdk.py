@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -382,3 +383,37 @@ def test_random_bot_process(referee: FakeReferee, command: list[str]) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+@pytest.mark.parametrize("granted", [True, False])
+def test_a_multi_match_bot_waits_for_the_next_match_when_granted(
+    referee: FakeReferee, start_bot: Callable[..., BotThread], granted: bool
+) -> None:
+    bot = RandomBot(seed="env")
+    running = start_bot(bot, multi_match=True)
+    hello = referee.recv()
+    assert isinstance(hello, Hello) and hello.multi_match
+    referee.send(Welcome(1, "test-referee", 1000, multi_match=granted))
+    example = EXAMPLES["match_start"]
+    assert isinstance(example, MatchStart)
+    first = replace(example, seed="s-1")
+    choices = []
+    for match in (first, replace(first, match_id="m-0008")):
+        referee.send(match)
+        referee.send(_request(1))
+        reply = referee.recv()
+        assert isinstance(reply, ActionMsg)
+        choices.append(reply.action)
+        referee.send(EXAMPLES["match_end"])
+        if not granted:
+            assert isinstance(referee.recv(), Bye)
+            assert running.join() == ExitCode.OK
+            return
+        referee.send(Ping(nonce=7))  # between matches the bot only answers pings
+        assert referee.recv() == Pong(nonce=7)
+    # Reseeded from the same seed at each match_start: the same choice, the same RNG state.
+    expected = random.Random("s-1")
+    assert choices == [expected.choice(TYPICAL_REQUEST.legal)] * 2
+    assert bot.rng.getstate() == expected.getstate()
+    referee.send(Bye(reason="no more matches"))
+    assert running.join() == ExitCode.OK

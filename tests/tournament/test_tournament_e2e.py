@@ -28,6 +28,7 @@ def write_config(path: Path, bots: list[tuple[str, str]], games: int, **extra: o
         f"concurrency = {extra.get('concurrency', 2)}",
         *([f"max_hands_per_game = {extra['max_hands']}"] if "max_hands" in extra else []),
         *([f'local_transport = "{extra["transport"]}"'] if "transport" in extra else []),
+        *([f"reuse_bots = {extra['reuse']}"] if "reuse" in extra else []),
         "[time]",
         "move = 0.5",
         "bank = 2.0",
@@ -102,6 +103,41 @@ def test_local_bots_connect_as_the_config_says(tmp_path: Path, transport: str) -
     logs = sorted((tmp_path / "out" / "stderr").glob("*.stderr"))
     assert len(logs) == 4
     assert all(f"connecting over {transport}" in log.read_text() for log in logs)
+
+
+def test_kept_bot_processes_play_exactly_the_games_fresh_ones_play(tmp_path: Path) -> None:
+    bots = [("greedy", GREEDY), ("random", RANDOM), ("random2", RANDOM)]
+    results, started = {}, {}
+    for reuse in ("true", "false"):
+        config = write_config(tmp_path / f"{reuse}.toml", bots, games=4, reuse=reuse)
+        out = tmp_path / reuse
+        assert main(["tournament", str(config), "--out", str(out)]) == 0
+        results[reuse] = game_results(out)
+        started[reuse] = len(list((out / "stderr").glob("*.stderr")))  # one per process
+    assert len(results["true"]) == 12 and results["true"] == results["false"]
+    assert started["false"] == 24
+    assert started["true"] < 24  # 2 workers, 3 pairings of 4 games: at least 9 games reused
+
+
+@pytest.mark.parametrize("mode", ["kept_leaves", "kept_bye"])
+def test_a_bot_that_asks_multi_match_and_leaves_costs_only_itself(
+    tmp_path: Path, mode: str
+) -> None:
+    bots = [("greedy", GREEDY), ("liar", bad(mode, 10_000))]
+    config = write_config(tmp_path / "t.toml", bots, games=4, concurrency=1)
+    assert main(["tournament", str(config), "--out", str(tmp_path / "out")]) == 0
+    store = Store.open(tmp_path / "out" / "tournament.sqlite")
+    try:
+        rows = store.games()
+    finally:
+        store.close()
+    assert len(rows) == 4 and all(r.status == "done" and r.result is not None for r in rows)
+    for row in rows:
+        assert row.result is not None
+        seats = row.result["seats"]
+        assert all(seats[fault["seat"]] == "liar" for fault in row.result["faults"])
+        if row.result["faults"]:
+            assert row.result["winner"] == "greedy"
 
 
 def test_a_bot_that_crashes_every_game_does_not_stop_the_tournament(tmp_path: Path) -> None:
