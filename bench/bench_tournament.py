@@ -17,7 +17,11 @@ game estimate); the event loop's worst scheduling lag. Machine-wide busy cores, 
 
 Every game starts two Python bot processes, so these series are measured and labelled:
 
-- ``with_startup``: standard rules (target 100), short games, start-up cost included;
+- ``with_startup``: standard rules (target 100), short games, start-up cost included; bots
+  that ask for ``multi_match`` (the instant bot does) are kept between a pairing's games, as
+  ``tournament.reuse_bots`` does by default (``reused`` counts the seats that were);
+- ``fresh`` (with ``--fresh``): the same with ``reuse_bots = false``, two new processes for
+  every game;
 - ``amortised``: the same with a high target (``--long-target``, default 500) so each game
   has ~5x more decisions (~5,000) and process start-up is amortised. (A target above ~1000
   changes nothing: a tournament game stops at ``MatchConfig.max_hands_per_game``, 200 hands.)
@@ -90,9 +94,11 @@ def even(count: int) -> int:
     return count + count % 2
 
 
-def make_config(level: int, games: int, rules: RuleSet, bot: str = INSTANT) -> TournamentConfig:
+def make_config(
+    level: int, games: int, rules: RuleSet, bot: str = INSTANT, *, reuse: bool = True
+) -> TournamentConfig:
     """Two copies of ``bot`` (default: the instant bot), round-robin with duplicate deals,
-    ``games`` games, ``level`` at once."""
+    ``games`` games, ``level`` at once, bots kept between games unless ``reuse`` is False."""
     return TournamentConfig(
         name=f"bench-c{level}",
         bots=(BotEntry("alpha", bot), BotEntry("beta", bot)),
@@ -103,6 +109,7 @@ def make_config(level: int, games: int, rules: RuleSet, bot: str = INSTANT) -> T
         concurrency=level,
         rules=rules,
         time=CLOCK,
+        reuse_bots=reuse,
     )
 
 
@@ -171,6 +178,7 @@ def measure(
         "machine_idle": round(idle / total, 3) if total else None,
         "machine_steal": round(steal / total, 3) if total else None,
         "faults": faults,
+        "reused": run.reused,
     }
 
 
@@ -245,6 +253,11 @@ def main() -> None:
         help="also run the amortised series with local bots on TCP loopback (amortised_tcp)",
     )
     parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="also run the with_startup series with two new bot processes per game (fresh)",
+    )
+    parser.add_argument(
         "--rounds", type=positive, default=1, help="repeat every level; medians are reported"
     )
     parser.add_argument(
@@ -256,18 +269,25 @@ def main() -> None:
     if args.long_games_per_level is not None and args.long_games_per_level < 0:
         parser.error("--long-games-per-level must be 0 (skip) or positive")
     standard = RuleSet.preset("standard")
-    series: dict[str, tuple[RuleSet, Callable[[int], int], bool]] = {
-        "with_startup": (standard, lambda lv: args.games_per_level or max(8, 2 * lv), True),
+
+    def short_games(level: int) -> int:
+        return int(args.games_per_level or max(8, 2 * level))
+
+    # label -> (rules, games per level, local bots over ipc, keep bots between games)
+    series: dict[str, tuple[RuleSet, Callable[[int], int], bool, bool]] = {
+        "with_startup": (standard, short_games, True, True),
     }
+    if args.fresh:
+        series["fresh"] = (standard, short_games, True, False)
     if args.long_games_per_level != 0:
         long_rules = dataclasses.replace(standard, target=args.long_target)
 
         def long_games(level: int) -> int:
             return int(args.long_games_per_level or max(2, level))
 
-        series["amortised"] = (long_rules, long_games, True)
+        series["amortised"] = (long_rules, long_games, True, True)
         if args.tcp:
-            series["amortised_tcp"] = (long_rules, long_games, False)
+            series["amortised_tcp"] = (long_rules, long_games, False, True)
     runs: dict[str, list[list[dict[str, Any]]]] = {label: [] for label in [*series, "control"]}
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
         root = Path(tmp)
@@ -280,8 +300,8 @@ def main() -> None:
             # Levels outermost: the RSS high-water mark then grows with the level in both
             # series (memory figures are taken from the first round only).
             for level in args.levels:
-                for label, (rules, games, ipc) in series.items():
-                    config = make_config(level, games(level), rules, args.bot)
+                for label, (rules, games, ipc, reuse) in series.items():
+                    config = make_config(level, games(level), rules, args.bot, reuse=reuse)
                     out = root / f"{label}-c{level}-r{rnd}"
                     row = measure(config, out, base_rss, local_ipc=ipc)
                     runs[label][-1].append(row)
@@ -311,7 +331,7 @@ def main() -> None:
         "rounds": args.rounds,
         "series": {},
     }
-    for label, (rules, _games, _ipc) in series.items():
+    for label, (rules, *_rest) in series.items():
         add_marginal(rows[label])
         rules_text = f"{rules.name} target {rules.target}"
         result["series"][label] = {"rules": rules_text, "levels": rows[label]}
