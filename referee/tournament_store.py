@@ -321,13 +321,18 @@ class Store:
         """
         _check_times(now, lease_seconds)
         lease, expires = secrets.token_hex(16), now + lease_seconds
+        claimable = (
+            f"SELECT {_GAME_COLUMNS}, attempts FROM games"
+            " WHERE status <> 'done' AND (status = 'pending' OR lease_expires <= ?)"
+        )
         with self._tx("claim") as conn:
-            row = conn.execute(
-                f"SELECT {_GAME_COLUMNS}, attempts FROM games"
-                " WHERE status <> 'done' AND (status = 'pending' OR lease_expires <= ?)"
-                " ORDER BY pairing IS NOT ?, game_id LIMIT 1",
-                (now, prefer),
-            ).fetchone()
+            row = None
+            if prefer is not None:  # open games in game order: found within ~#pairings rows
+                row = conn.execute(
+                    claimable + " AND pairing = ? ORDER BY game_id LIMIT 1", (now, prefer)
+                ).fetchone()
+            if row is None:
+                row = conn.execute(claimable + " ORDER BY game_id LIMIT 1", (now,)).fetchone()
             if row is None:
                 return None
             conn.execute(

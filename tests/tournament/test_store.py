@@ -232,12 +232,13 @@ def test_recorded_rows_are_final_even_for_raw_sql(store: Store, db: Path) -> Non
 
 def test_claim_uses_the_open_games_index(store: Store) -> None:
     assert store._conn is not None
-    plan = store._conn.execute(
-        "EXPLAIN QUERY PLAN SELECT game_id FROM games"
-        " WHERE status <> 'done' AND (status = 'pending' OR lease_expires <= 0)"
-        " ORDER BY game_id LIMIT 1"
-    ).fetchall()
-    assert "games_open" in str(plan)
+    for preferred in ("", " AND pairing = 'p'"):  # the preferred pairing's query too
+        plan = store._conn.execute(
+            "EXPLAIN QUERY PLAN SELECT game_id FROM games"
+            " WHERE status <> 'done' AND (status = 'pending' OR lease_expires <= 0)"
+            f"{preferred} ORDER BY game_id LIMIT 1"
+        ).fetchall()
+        assert "games_open" in str(plan)
 
 
 # --- the lifecycle ---------------------------------------------------------------------------
@@ -611,3 +612,22 @@ class StoreMachine(RuleBasedStateMachine):
 
 TestStoreMachine = StoreMachine.TestCase
 TestStoreMachine.settings = settings(max_examples=40, stateful_step_count=30, deadline=None)
+
+
+def test_a_claim_prefers_the_given_pairing_then_game_order(tmp_path: Path) -> None:
+    games = [
+        GameSpec(i, pairing, "a", "b", f"k{i}", None)
+        for i, pairing in enumerate(["p1", "p2", "p1", "p2", "p3"])
+    ]
+    store = Store.open(tmp_path / "s.sqlite")
+    try:
+        assert store.init_tournament(config=CONFIG, config_hash="h", games=games, now=0.0)
+
+        def claim(prefer: str | None) -> int:
+            got = store.claim(owner="w", lease_seconds=10.0, now=0.0, prefer=prefer)
+            assert got is not None
+            return got.game.game_id
+
+        assert [claim("p2"), claim("p2"), claim("p2"), claim(None), claim("p9")] == [1, 3, 0, 2, 4]
+    finally:
+        store.close()
