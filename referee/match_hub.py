@@ -199,6 +199,14 @@ class Hub:
         self._used.add(token)
         self._changed()
 
+    def farewell(self, reason: str) -> None:
+        """Say ``bye`` to every connection waiting in the lobby and empty it (shutdown)."""
+        for peer in list(self._parked):
+            self._send(peer, Bye(reason))
+        self._parked.clear()
+        self._lobby.clear()
+        self._changed()
+
     def close_seat(self, link: SeatLink) -> None:
         """Forget a seat: its token and routing id stop being accepted."""
         link.close()

@@ -187,6 +187,7 @@ class TournamentRun:
                         LOGGER.info("tournament complete; serving until stopped")
                         await self.stop.wait()
                 finally:
+                    hub.farewell("tournament over")  # kept remote bots may leave
                     for task in background:
                         task.cancel()
                     for task in background:

@@ -1,4 +1,5 @@
-"""The daemon: remote bots connect with their tokens, come and go, and the tournament ends."""
+"""The daemon: remote bots connect with their tokens, come and go (or stay, with
+``multi_match``), and the tournament ends."""
 
 from __future__ import annotations
 
@@ -67,11 +68,13 @@ command = "{GREEDY}"
             [sys.executable, str(LOOP), endpoint, "alice-token-123", "alice", "8", "crash-first"]
         ))  # fmt: skip
         time.sleep(1.0)  # bob genuinely arrives later: that is the scenario under test
-        loops.append(
-            subprocess.Popen([sys.executable, str(LOOP), endpoint, "bob-token-4567", "bob", "8"])
-        )
+        # bob keeps one connection for all its games (multi_match) and leaves on the bye
+        loops.append(subprocess.Popen(
+            [sys.executable, str(LOOP), endpoint, "bob-token-4567", "bob", "8", "multi"]
+        ))  # fmt: skip
         _out, err = serve.communicate(timeout=150)
         assert serve.returncode == 0, err
+        assert loops[1].wait(30) == 0  # one connection, every game, then the daemon's bye
     finally:
         procs: list[subprocess.Popen[str] | subprocess.Popen[bytes]] = [serve, *loops]
         for proc in procs:
