@@ -49,6 +49,11 @@ def test_the_example_loads() -> None:
             "must be one of ipc, tcp",
         ),
         (
+            {"bots": TWO, "tournament": {"reuse_bots": "yes"}},
+            "tournament.reuse_bots",
+            "expected",
+        ),
+        (
             {"bots": TWO, "tournament": {"max_hands_per_game": 0}},
             "tournament.max_hands_per_game",
             "between 1 and 100000",
@@ -116,3 +121,11 @@ def test_the_local_transport_is_not_hashed() -> None:
     tcp = parse_config({"bots": TWO, "tournament": {"local_transport": "tcp"}})
     assert (ipc.local_transport, tcp.local_transport) == ("ipc", "tcp")
     assert ipc.config_hash == tcp.config_hash
+
+
+def test_keeping_bot_processes_is_on_by_default_and_not_hashed() -> None:
+    """Kept processes change no result of a bot that reseeds per match: a store resumes."""
+    kept = parse_config({"bots": TWO})
+    fresh = parse_config({"bots": TWO, "tournament": {"reuse_bots": False}})
+    assert (kept.reuse_bots, fresh.reuse_bots) == (True, False)
+    assert kept.config_hash == fresh.config_hash
