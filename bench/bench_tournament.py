@@ -51,6 +51,7 @@ import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -58,7 +59,7 @@ from typing import Any
 
 from bench import raw_referee
 from bench.bench_match import rss_kib
-from bench.common import cpu_figures, cpu_seconds, machine
+from bench.common import cpu_figures, cpu_seconds, machine, thread_cpu
 from referee.logs import configure
 from referee.match_seat import TimeControl
 from referee.rules import RuleSet
@@ -123,14 +124,24 @@ def machine_ticks() -> tuple[int, int, int]:
     return sum(ticks), ticks[3] + ticks[4], ticks[7]
 
 
-async def run_sampled(run: TournamentRun) -> int:
-    """Run the tournament while sampling this process's RSS; return the peak RSS in KiB."""
+async def run_sampled(run: TournamentRun) -> tuple[int, dict[str, float]]:
+    """Run the tournament while sampling this process's RSS and its threads' CPU; return the
+    peak RSS in KiB and the CPU seconds of the main thread (``main``) and of the threads that
+    started during the run, by name (libzmq's ``ZMQbg/IO/0`` and ``ZMQbg/Reaper``, asyncio's
+    child watchers ``waitpid-N``: counted up to their last sample, 50 ms before they end)."""
     peak = rss_kib()
+    start = thread_cpu()
+    main_id = threading.get_native_id()
+    last: dict[int, tuple[str, float]] = {}
+
+    def take() -> None:
+        nonlocal peak
+        peak = max(peak, rss_kib())
+        last.update(thread_cpu())
 
     async def sample() -> None:
-        nonlocal peak
         while True:
-            peak = max(peak, rss_kib())
+            take()
             await asyncio.sleep(SAMPLE_SECONDS)
 
     sampler = asyncio.ensure_future(sample())
@@ -138,7 +149,17 @@ async def run_sampled(run: TournamentRun) -> int:
         await run.run()
     finally:
         sampler.cancel()
-    return max(peak, rss_kib())
+    take()
+    threads: dict[str, float] = {}
+    for tid, (name, seconds) in last.items():
+        if tid == main_id:
+            label, used = "main", seconds - start[tid][1]
+        elif tid in start:
+            continue  # a thread from before the run (none is expected)
+        else:
+            label, used = ("waitpid" if name.startswith("waitpid") else name), seconds
+        threads[label] = threads.get(label, 0.0) + used
+    return peak, threads
 
 
 def measure(
@@ -150,7 +171,7 @@ def measure(
     self0, children0 = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
     ticks0 = machine_ticks()
     start = time.perf_counter()
-    peak = asyncio.run(run_sampled(run))
+    peak, threads = asyncio.run(run_sampled(run))
     seconds = time.perf_counter() - start
     total, idle, steal = (b - a for a, b in zip(ticks0, machine_ticks(), strict=True))
     cpus = os.cpu_count() or 1
@@ -179,6 +200,9 @@ def measure(
         "machine_steal": round(steal / total, 3) if total else None,
         "faults": faults,
         "reused": run.reused,
+        "referee_threads_us_per_decision": {
+            name: round(seconds / decisions * 1e6, 1) for name, seconds in sorted(threads.items())
+        },
     }
 
 

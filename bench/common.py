@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import resource
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 
 def percentile(sorted_values: Sequence[float], fraction: float) -> float:
@@ -56,6 +58,26 @@ def cpu_seconds(who: int) -> float:
     """User + system CPU seconds of ``resource.RUSAGE_SELF`` or ``RUSAGE_CHILDREN``."""
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
+
+
+def thread_cpu() -> dict[int, tuple[str, float]]:
+    """CPU seconds of each of this process's threads by thread id, with its name (Linux
+    ``/proc/self/task``; empty elsewhere). A thread that ended is no longer listed, so callers
+    sample while the threads they want to see are alive."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out: dict[int, tuple[str, float]] = {}
+    try:
+        tasks = list(Path("/proc/self/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended meanwhile
+        out[int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / ticks)
+    return out
 
 
 def cpu_figures(referee: float, bots: float, decisions: int, seconds: float) -> dict[str, float]:
