@@ -63,7 +63,9 @@ def main() -> int:
             sock.send(pack({"type": "pong", "nonce": msg["nonce"]}))
         elif kind == "welcome":
             kept = msg.get("multi_match") is True
-        elif kind in ("match_end", "bye", "reject") and not (kind == "match_end" and kept):
+        elif kind == "match_end" and kept:
+            continue  # granted multi_match: wait for the next match_start or the bye
+        elif kind in ("match_end", "bye", "reject"):
             sock.close(0)
             ctx.term()
             return 0

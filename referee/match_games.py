@@ -1,9 +1,10 @@
-"""The game and hand loops of one match: decisions, events, fault policy, per-game results.
+"""The game and hand loops of one match: start-up, deals, per-game results.
 
-:class:`MatchGames` is driven by :func:`referee.match.play_match`. Whatever a bot does
-becomes :class:`~referee.match_faults.Fault` data resolved by policy (see
-docs/design/faults.md): a forfeited game is scored here; a forfeited match surfaces as
-:class:`MatchForfeited`, which ``play_match`` turns into a result.
+:class:`MatchGames` is driven by :func:`referee.match.play_match`; each hand's decisions are
+played by :class:`~referee.match_hand.HandPlay`. Whatever a bot does becomes
+:class:`~referee.match_faults.Fault` data resolved by policy (see docs/design/faults.md): a
+forfeited game is scored here; a forfeited match surfaces as :class:`MatchForfeited`, which
+``play_match`` turns into a result.
 """
 
 from __future__ import annotations
@@ -15,53 +16,21 @@ from dataclasses import replace
 
 import structlog
 
-from protocol.codec import encode
-from protocol.errors import ErrorCode
-from protocol.schema import (
-    Error,
-    Event,
-    GameEnd,
-    HandStart,
-    MatchStart,
-    WireAction,
-)
+from protocol.schema import GameEnd, HandStart, MatchStart
 from protocol.schema import TimeControl as WireTimeControl
 from referee.match_config import MatchConfig, SeatSummary
-from referee.match_faults import (
-    TERMINAL_FAULTS,
-    BotFault,
-    Fault,
-    FaultKind,
-    FaultPolicy,
-    precedence,
-)
+from referee.match_faults import BotFault, Fault, FaultKind
+from referee.match_hand import HandPlay, MatchForfeited, safe_default
 from referee.match_record import MatchRecorder
-from referee.match_request import request_bytes
 from referee.match_seat import SeatLink
-from referee.match_wire import (
-    event_action,
-    hand_end_message,
-    to_action,
-)
+from referee.match_wire import hand_end_message
 from referee.rules import (
-    DECK,
-    DRAW_STOCK,
-    PASS_UPCARD,
-    Action,
     Card,
     GameState,
     HandResult,
-    HandState,
-    Knock,
-    Phase,
-    RulesError,
-    TakeDiscard,
     Termination,
-    apply,
     deal,
-    discard_action,
     final_score,
-    legal_actions,
     new_game,
     record_hand,
 )
@@ -77,25 +46,6 @@ __all__ = [
 
 DeckSource = Callable[[int, int], tuple[Card, ...]]
 """Deck order for (game, hand)."""
-
-
-class MatchForfeited(Exception):
-    """Internal: a seat lost the match by fault."""
-
-    def __init__(self, fault: Fault) -> None:
-        self.fault = fault
-        super().__init__(str(fault))
-
-
-def safe_default(state: HandState) -> Action:
-    """The move played for a faulting bot under the strike policy: pass the upcard, draw
-    from the stock, discard the highest-value card it may discard; never knock."""
-    if state.phase is Phase.FIRST_UPCARD:
-        return PASS_UPCARD if state.passes < 2 else DRAW_STOCK
-    if state.phase is Phase.DRAW:
-        return DRAW_STOCK
-    hand = [c for c in state.hand(state.to_act) if c.index != state.taken]
-    return discard_action(max(hand, key=lambda c: (c.value, c.index)))
 
 
 class MatchGames:
@@ -117,11 +67,6 @@ class MatchGames:
         self.seats = (SeatSummary(links[0].name), SeatSummary(links[1].name))
         self.games_played = 0
         self.startup_faults: list[Fault] = []
-        self._last_state: HandState | None = None
-        self._event: tuple[SeatLink, bytes] | None = None
-        self._done: asyncio.Future[HandState] | None = None
-        self._actions: list[tuple[int, str, float]] = []
-        self._request_id = 0
         self.base_log = structlog.get_logger("referee.match").bind(match=config.match_id)
         self.log = self.base_log
 
@@ -132,12 +77,6 @@ class MatchGames:
         if self.recorder is not None:
             self.recorder.fault(fault)
         self.log.warning("fault", seat=fault.seat, kind=str(fault.kind), detail=fault.detail[:300])
-
-    def _pending_fault(self) -> Fault | None:
-        faults = [link.fault for link in self.links if link.fault is not None]
-        if not faults:
-            return None
-        return min(faults, key=lambda f: (precedence(f.kind), f.at))
 
     # ------------------------------------------------------------ startup
 
@@ -268,7 +207,7 @@ class MatchGames:
         deck = self.deck_source(game_no, hand_no)
         self.log = self.base_log.bind(game=game_no, hand=hand_no)
         state = deal(self.config.rules, deck, dealer=game.dealer, scores=game.scores)
-        self._last_state = state
+        hand = HandPlay(self.config, self.links, self.seats, self._charge, self.log, state)
         for link in self.links:
             link.hand = hand_no
             link.send(
@@ -281,19 +220,17 @@ class MatchGames:
                     scores=game.scores,
                 )
             )
-        actions: list[tuple[int, str, float]] = []
         forfeiter: int | None = None
         lost_match: MatchForfeited | None = None
         try:
-            state = await self._decisions(state, actions)
+            state = await hand.run()
             result = state.result
             assert result is not None
         except (BotFault, MatchForfeited) as err:
             if isinstance(err, MatchForfeited):
                 lost_match = err
             forfeiter = err.fault.seat
-            assert self._last_state is not None
-            state = self._last_state
+            state = hand.last_state
             result = HandResult(
                 Termination.FORFEIT,
                 winner=1 - forfeiter,
@@ -307,7 +244,7 @@ class MatchGames:
                 dealer=state.dealer,
                 deck=deck,
                 scores=game.scores,
-                actions=actions,
+                actions=hand.actions,
                 result=result,
             )
         if forfeiter is None:
@@ -321,178 +258,6 @@ class MatchGames:
         if lost_match is not None:
             raise lost_match
         return forfeiter, game
-
-    async def _decisions(
-        self, state: HandState, actions: list[tuple[int, str, float]]
-    ) -> HandState:
-        """Ask for decisions until the hand ends; faults are resolved by policy.
-
-        The event telling the opponent about a move is sent before the next request when the
-        opponent is the one to act (a connection's messages stay in order), else just after
-        the request, so the bot to act starts thinking one send earlier. A seat that asked for
-        ``inline_events`` gets its events inside its next request instead (any other message
-        to it flushes them first, see :meth:`SeatLink.hold_event`).
-        """
-        try:
-            return await self._decision_loop(state, actions)
-        finally:
-            self._flush_event()
-
-    def _flush_event(self) -> None:
-        if self._event is not None:
-            link, event = self._event
-            self._event = None
-            link.send(event)
-
-    async def _decision_loop(
-        self, state: HandState, actions: list[tuple[int, str, float]]
-    ) -> HandState:
-        """Run the hand: faults are resolved here; runs of plain decisions in callbacks.
-
-        Each pass asks for a decision with :meth:`SeatLink.ask`; from then on every reply is
-        applied and the next request sent by :meth:`_on_reply`, synchronously in the hub's
-        receive loop (no task wake per decision). ``done`` resolves when the hand is over or a
-        fault needs the policy (it then holds the :class:`BotFault`).
-        """
-        loop = asyncio.get_running_loop()
-        self._actions = actions
-        while not state.is_over:
-            self._last_state = state
-            if self._event is not None and self._event[0].seat == state.to_act:
-                self._flush_event()
-            pending = self._pending_fault()
-            if pending is not None:
-                state = self._resolve(pending, state, actions)
-                continue
-            done: asyncio.Future[HandState] = loop.create_future()
-            self._done = done
-            try:
-                self._ask(state)
-                state = await done
-            except BotFault as err:
-                state = self._resolve(err.fault, self._last_state, actions)
-            finally:
-                self._done = None
-                for link in self.links:
-                    link.cancel_ask()
-        return state
-
-    def _ask(self, state: HandState) -> None:
-        """Send the request for ``state`` to the seat to act (see :meth:`_decision_loop`)."""
-        self._last_state = state
-        link = self.links[state.to_act]
-        request_id = self._request_id = link.new_request_id()
-        clock = link.clock
-        request = request_bytes(
-            state,
-            legal_actions(state),
-            request_id,
-            int(clock.time_left * 1000),
-            int(clock.bank * 1000),
-            link.take_held() if link.inline_events else (),
-        )
-        link.ask(request_id, request, self._on_reply, self._on_fault, self._flush_event)
-
-    def _on_reply(self, wire: WireAction, elapsed: float) -> None:
-        """A reply to the outstanding request: apply it, then ask for the next decision."""
-        done = self._done
-        if done is None or done.done():
-            return
-        try:
-            state = self._last_state
-            assert state is not None
-            seat = state.to_act
-            link = self.links[seat]
-            try:
-                action = to_action(wire)
-                after = apply(state, action)
-            except RulesError as err:
-                request_id = self._request_id
-                link.send(Error(ErrorCode.ILLEGAL_ACTION, str(err)[:400], request_id))
-                fault = link.record_fault(FaultKind.ILLEGAL, str(err), request_id=request_id)
-                done.set_exception(BotFault(fault))
-                return
-            summary = self.seats[seat]
-            summary.decisions += 1
-            summary.time_used += elapsed
-            self._played(after, seat, action, self._actions, elapsed)
-            if not after.is_over:
-                if self._event is not None and self._event[0].seat == after.to_act:
-                    self._flush_event()
-                if self.links[0].fault is None and self.links[1].fault is None:
-                    self._ask(after)
-                    return
-            done.set_result(after)
-        except asyncio.CancelledError:
-            raise
-        except Exception as err:  # a referee bug: fail the match's task, as before
-            if not done.done():
-                done.set_exception(err)
-
-    def _on_fault(self, err: BotFault) -> None:
-        """The asked seat faulted before replying: hand the fault to the loop."""
-        done = self._done
-        if done is not None and not done.done():
-            done.set_exception(err)
-
-    def _played(
-        self,
-        state: HandState,
-        seat: int,
-        action: Action,
-        actions: list[tuple[int, str, float]],
-        elapsed: float,
-    ) -> None:
-        text = str(action)
-        actions.append((seat, text, elapsed * 1000))
-        self.log.debug("decision", seat=seat, action=text, seconds=elapsed)
-        card = None
-        if isinstance(action, TakeDiscard):
-            card = DECK[state.taken] if state.taken >= 0 else None
-        opponent = self.links[1 - seat]
-        event = _event_bytes(seat, action, card)
-        if opponent.inline_events:
-            opponent.hold_event(event)
-        else:
-            self._flush_event()
-            self._event = (opponent, event)
-
-    def _resolve(
-        self, fault: Fault, state: HandState, actions: list[tuple[int, str, float]]
-    ) -> HandState:
-        """Apply the fault policy: raise to forfeit, or play a default move and go on."""
-        self._charge(fault)
-        link = self.links[fault.seat]
-        if fault.kind in TERMINAL_FAULTS or self.config.policy is FaultPolicy.FORFEIT_MATCH:
-            raise MatchForfeited(fault)
-        if self.config.policy is FaultPolicy.FORFEIT_GAME:
-            link.clear_fault()
-            raise BotFault(fault)
-        summary = self.seats[fault.seat]
-        summary.strikes += 1
-        if summary.strikes >= self.config.strikes:
-            raise MatchForfeited(fault)
-        link.clear_fault()
-        if state.to_act != fault.seat:
-            return state  # an idle seat's fault: nothing to play for it now
-        action = safe_default(state)
-        after = apply(state, action)
-        self._played(after, fault.seat, action, actions, 0.0)
-        return after
-
-
-_EVENT_BYTES: dict[tuple[int, Action, Card | None], bytes] = {}
-
-
-def _event_bytes(seat: int, action: Action, card: Card | None) -> bytes:
-    """Encoded ``event`` for a move; the finite set of meld-free events is cached."""
-    key = (seat, action, card)
-    data = _EVENT_BYTES.get(key)
-    if data is None:
-        data = encode(Event(seat, event_action(action, card)))
-        if not (isinstance(action, Knock) and action.melds is not None):
-            _EVENT_BYTES[key] = data
-    return data
 
 
 class BothFailed(Exception):

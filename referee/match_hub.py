@@ -141,18 +141,20 @@ class Hub:
         self._change.set()
         self._change = asyncio.Event()
 
-    def _park(self, peer: bytes, hello: Hello) -> None:
+    def _park(self, peer: bytes, hello: Hello, *, welcome: bool = True) -> None:
+        """Put a connection in the lobby under its hello's token (welcomed if it is new)."""
         self._parked[peer] = hello.token
         self._lobby.setdefault(hello.token, []).append((peer, hello))
-        welcome = Welcome(
-            PROTOCOL_VERSION,
-            REFEREE_NAME,
-            1000,
-            inline_events=hello.inline_events,
-            multi_match=hello.multi_match and self.multi_match,
-        )
-        self._send(peer, welcome)
-        LOGGER.info("remote bot %r waits in the lobby (peer %s)", hello.name, peer.hex())
+        if welcome:
+            granted = Welcome(
+                PROTOCOL_VERSION,
+                REFEREE_NAME,
+                1000,
+                inline_events=hello.inline_events,
+                multi_match=hello.multi_match and self.multi_match,
+            )
+            self._send(peer, granted)
+        LOGGER.info("bot %r waits in the lobby (peer %s)", hello.name, peer.hex())
         self._changed()
 
     def _unpark(self, peer: bytes) -> None:
@@ -184,27 +186,26 @@ class Hub:
             return False
         self._registered.setdefault(link.token, link.name)
         self.close_seat(link)
-        self._parked[peer] = link.token
-        self._lobby.setdefault(link.token, []).append((peer, hello))
-        self._changed()
+        self._park(peer, hello, welcome=False)
         return True
 
     def dismiss(self, token: str) -> None:
         """Stop keeping a retained (or registered) token: its connections in the lobby get
         ``bye`` and leave it, and the token is no longer accepted."""
-        for peer, _ in self._lobby.pop(token, []):
-            self._parked.pop(peer, None)
-            self._send(peer, Bye("no more matches"))
+        self._send_away(token, "no more matches")
         self._registered.pop(token, None)
         self._used.add(token)
-        self._changed()
 
     def farewell(self, reason: str) -> None:
         """Say ``bye`` to every connection waiting in the lobby and empty it (shutdown)."""
-        for peer in list(self._parked):
+        for token in list(self._lobby):
+            self._send_away(token, reason)
+
+    def _send_away(self, token: str, reason: str) -> None:
+        """``bye`` to the lobby's connections with ``token``; they leave the lobby."""
+        for peer, _ in self._lobby.pop(token, []):
+            self._parked.pop(peer, None)
             self._send(peer, Bye(reason))
-        self._parked.clear()
-        self._lobby.clear()
         self._changed()
 
     def close_seat(self, link: SeatLink) -> None:

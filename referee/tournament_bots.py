@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from referee.match_config import MatchResult
 from referee.match_hub import Hub
+from referee.match_runner import release_seats
 from referee.match_seat import SeatLink
 from referee.process import BotProcess
 
@@ -72,7 +73,7 @@ class BotKeeper:
     async def settle(
         self, links: Sequence[SeatLink], names: Sequence[str], result: MatchResult | None
     ) -> None:
-        """After a game: keep what may be kept, tear the rest down (as ``release_seats``)."""
+        """After a game: keep what may be kept, tear the rest down with ``release_seats``."""
         ending: list[SeatLink] = []
         for link, name in zip(links, names, strict=True):
             if self._may_keep(link, result) and self.hub.retain(link):
@@ -80,13 +81,7 @@ class BotKeeper:
                     self.kept[name] = KeptBot(link.token, link.process)
                 continue  # a remote bot: it waits in the lobby under its registered token
             ending.append(link)
-        for link in ending:
-            link.close()
-        procs = [link.process for link in ending if link.process is not None]
-        if procs:
-            await asyncio.gather(*(p.terminate(grace=self.grace) for p in procs))
-        for link in ending:
-            self.hub.close_seat(link)
+        await release_seats(self.hub, ending, grace=self.grace)
 
     def _may_keep(self, link: SeatLink, result: MatchResult | None) -> bool:
         if not self.enabled or result is None or result.interrupted:

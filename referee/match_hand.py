@@ -1,0 +1,267 @@
+"""The decisions of one hand: requests, replies in callbacks, events, the fault policy.
+
+:class:`HandPlay` is created by :class:`~referee.match_games.MatchGames` for every hand. Its
+decision loop asks the seat to act with :meth:`SeatLink.ask`; each reply is applied and the
+next request sent by :meth:`HandPlay._on_reply`, synchronously in the hub's receive loop, so a
+run of plain decisions wakes no asyncio task. The loop's coroutine wakes when the hand is over
+or a fault needs the policy (docs/design/faults.md): a forfeited game surfaces as
+:class:`~referee.match_faults.BotFault`, a forfeited match as :class:`MatchForfeited`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from protocol.codec import encode
+from protocol.errors import ErrorCode
+from protocol.schema import Error, Event, WireAction
+from referee.match_config import MatchConfig, SeatSummary
+from referee.match_faults import (
+    TERMINAL_FAULTS,
+    BotFault,
+    Fault,
+    FaultKind,
+    FaultPolicy,
+    precedence,
+)
+from referee.match_request import request_bytes
+from referee.match_seat import SeatLink
+from referee.match_wire import event_action, to_action
+from referee.rules import (
+    DECK,
+    DRAW_STOCK,
+    PASS_UPCARD,
+    Action,
+    Card,
+    HandState,
+    Knock,
+    Phase,
+    RulesError,
+    TakeDiscard,
+    apply,
+    discard_action,
+    legal_actions,
+)
+
+__all__ = ["HandPlay", "MatchForfeited", "safe_default"]
+
+
+class MatchForfeited(Exception):
+    """Internal: a seat lost the match by fault."""
+
+    def __init__(self, fault: Fault) -> None:
+        self.fault = fault
+        super().__init__(str(fault))
+
+
+def safe_default(state: HandState) -> Action:
+    """The move played for a faulting bot under the strike policy: pass the upcard, draw
+    from the stock, discard the highest-value card it may discard; never knock."""
+    if state.phase is Phase.FIRST_UPCARD:
+        return PASS_UPCARD if state.passes < 2 else DRAW_STOCK
+    if state.phase is Phase.DRAW:
+        return DRAW_STOCK
+    hand = [c for c in state.hand(state.to_act) if c.index != state.taken]
+    return discard_action(max(hand, key=lambda c: (c.value, c.index)))
+
+
+class HandPlay:
+    """One hand's decisions, from its first request to its end (or a forfeit)."""
+
+    def __init__(
+        self,
+        config: MatchConfig,
+        links: tuple[SeatLink, SeatLink],
+        seats: tuple[SeatSummary, SeatSummary],
+        charge: Callable[[Fault], None],
+        log: Any,
+        state: HandState,
+    ) -> None:
+        self.config = config
+        self.links = links
+        self.seats = seats
+        self._charge = charge
+        self.log = log
+        self.last_state = state
+        """The state before the latest decision (a forfeited hand is scored from it)."""
+        self.actions: list[tuple[int, str, float]] = []
+        """(seat, action, milliseconds) of every decision played, for the record."""
+        self._event: tuple[SeatLink, bytes] | None = None
+        self._done: asyncio.Future[HandState] | None = None
+        self._request_id = 0
+
+    def _pending_fault(self) -> Fault | None:
+        faults = [link.fault for link in self.links if link.fault is not None]
+        if not faults:
+            return None
+        return min(faults, key=lambda f: (precedence(f.kind), f.at))
+
+    async def run(self) -> HandState:
+        """Ask for decisions until the hand ends; faults are resolved by policy.
+
+        The event telling the opponent about a move is sent before the next request when the
+        opponent is the one to act (a connection's messages stay in order), else just after
+        the request, so the bot to act starts thinking one send earlier. A seat that asked for
+        ``inline_events`` gets its events inside its next request instead (any other message
+        to it flushes them first, see :meth:`SeatLink.hold_event`).
+        """
+        try:
+            return await self._decision_loop(self.last_state, self.actions)
+        finally:
+            self._flush_event()
+
+    def _flush_event(self) -> None:
+        if self._event is not None:
+            link, event = self._event
+            self._event = None
+            link.send(event)
+
+    async def _decision_loop(
+        self, state: HandState, actions: list[tuple[int, str, float]]
+    ) -> HandState:
+        """Run the hand: faults are resolved here; runs of plain decisions in callbacks.
+
+        Each pass asks for a decision with :meth:`SeatLink.ask`; from then on every reply is
+        applied and the next request sent by :meth:`_on_reply`, synchronously in the hub's
+        receive loop (no task wake per decision). ``done`` resolves when the hand is over or a
+        fault needs the policy (it then holds the :class:`BotFault`).
+        """
+        loop = asyncio.get_running_loop()
+        while not state.is_over:
+            self.last_state = state
+            if self._event is not None and self._event[0].seat == state.to_act:
+                self._flush_event()
+            pending = self._pending_fault()
+            if pending is not None:
+                state = self._resolve(pending, state, actions)
+                continue
+            done: asyncio.Future[HandState] = loop.create_future()
+            self._done = done
+            try:
+                self._ask(state)
+                state = await done
+            except BotFault as err:
+                state = self._resolve(err.fault, self.last_state, actions)
+            finally:
+                self._done = None
+                for link in self.links:
+                    link.cancel_ask()
+        return state
+
+    def _ask(self, state: HandState) -> None:
+        """Send the request for ``state`` to the seat to act (see :meth:`_decision_loop`)."""
+        self.last_state = state
+        link = self.links[state.to_act]
+        request_id = self._request_id = link.new_request_id()
+        clock = link.clock
+        request = request_bytes(
+            state,
+            legal_actions(state),
+            request_id,
+            int(clock.time_left * 1000),
+            int(clock.bank * 1000),
+            link.take_held() if link.inline_events else (),
+        )
+        link.ask(request_id, request, self._on_reply, self._on_fault, self._flush_event)
+
+    def _on_reply(self, wire: WireAction, elapsed: float) -> None:
+        """A reply to the outstanding request: apply it, then ask for the next decision."""
+        done = self._done
+        if done is None or done.done():
+            return
+        try:
+            state = self.last_state
+            seat = state.to_act
+            link = self.links[seat]
+            try:
+                action = to_action(wire)
+                after = apply(state, action)
+            except RulesError as err:
+                request_id = self._request_id
+                link.send(Error(ErrorCode.ILLEGAL_ACTION, str(err)[:400], request_id))
+                fault = link.record_fault(FaultKind.ILLEGAL, str(err), request_id=request_id)
+                done.set_exception(BotFault(fault))
+                return
+            summary = self.seats[seat]
+            summary.decisions += 1
+            summary.time_used += elapsed
+            self._played(after, seat, action, self.actions, elapsed)
+            if not after.is_over:
+                if self._event is not None and self._event[0].seat == after.to_act:
+                    self._flush_event()
+                if self.links[0].fault is None and self.links[1].fault is None:
+                    self._ask(after)
+                    return
+            done.set_result(after)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # a referee bug: fail the match's task, as before
+            if not done.done():
+                done.set_exception(err)
+
+    def _on_fault(self, err: BotFault) -> None:
+        """The asked seat faulted before replying: hand the fault to the loop."""
+        done = self._done
+        if done is not None and not done.done():
+            done.set_exception(err)
+
+    def _played(
+        self,
+        state: HandState,
+        seat: int,
+        action: Action,
+        actions: list[tuple[int, str, float]],
+        elapsed: float,
+    ) -> None:
+        text = str(action)
+        actions.append((seat, text, elapsed * 1000))
+        self.log.debug("decision", seat=seat, action=text, seconds=elapsed)
+        card = None
+        if isinstance(action, TakeDiscard):
+            card = DECK[state.taken] if state.taken >= 0 else None
+        opponent = self.links[1 - seat]
+        event = _event_bytes(seat, action, card)
+        if opponent.inline_events:
+            opponent.hold_event(event)
+        else:
+            self._flush_event()
+            self._event = (opponent, event)
+
+    def _resolve(
+        self, fault: Fault, state: HandState, actions: list[tuple[int, str, float]]
+    ) -> HandState:
+        """Apply the fault policy: raise to forfeit, or play a default move and go on."""
+        self._charge(fault)
+        link = self.links[fault.seat]
+        if fault.kind in TERMINAL_FAULTS or self.config.policy is FaultPolicy.FORFEIT_MATCH:
+            raise MatchForfeited(fault)
+        if self.config.policy is FaultPolicy.FORFEIT_GAME:
+            link.clear_fault()
+            raise BotFault(fault)
+        summary = self.seats[fault.seat]
+        summary.strikes += 1
+        if summary.strikes >= self.config.strikes:
+            raise MatchForfeited(fault)
+        link.clear_fault()
+        if state.to_act != fault.seat:
+            return state  # an idle seat's fault: nothing to play for it now
+        action = safe_default(state)
+        after = apply(state, action)
+        self._played(after, fault.seat, action, actions, 0.0)
+        return after
+
+
+_EVENT_BYTES: dict[tuple[int, Action, Card | None], bytes] = {}
+
+
+def _event_bytes(seat: int, action: Action, card: Card | None) -> bytes:
+    """Encoded ``event`` for a move; the finite set of meld-free events is cached."""
+    key = (seat, action, card)
+    data = _EVENT_BYTES.get(key)
+    if data is None:
+        data = encode(Event(seat, event_action(action, card)))
+        if not (isinstance(action, Knock) and action.melds is not None):
+            _EVENT_BYTES[key] = data
+    return data
