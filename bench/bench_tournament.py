@@ -29,12 +29,15 @@ Every game starts two Python bot processes, so these series are measured and lab
   instead of the referee's private ipc:// endpoint;
 - ``control`` (unless ``--no-control``): the same bots, as many pairs as games at once, driven
   by :mod:`bench.raw_referee`, a do-nothing referee (one blocking ROUTER, no rules): the cost
-  of merely routing the messages, which a real referee can only approach. The control table
-  sets it beside ``amortised``.
+  of merely routing the messages, which a real referee can only approach;
+- ``floor`` (with the control): the same do-nothing loop on the referee's own transport
+  (:class:`~referee.transport.RouterTransport` on asyncio, push style): the least CPU any
+  referee built on this transport can spend, with no rules at all. The control table sets
+  both beside ``amortised``.
 
 ``--rounds R`` repeats every level R times (levels innermost) and reports per-level medians.
 Defaults (levels 1..32, ``max(8, 2 x level)`` short games and ``max(2, level)`` long games
-per level, one round, with the control) take about five minutes on a 2-core machine.
+per level, one round, with the control and the floor) take about six minutes on a 2-core machine.
 
 Prints one JSON object on stdout and readable tables on stderr.
 """
@@ -312,7 +315,8 @@ def main() -> None:
         series["amortised"] = (long_rules, long_games, True, True)
         if args.tcp:
             series["amortised_tcp"] = (long_rules, long_games, False, True)
-    runs: dict[str, list[list[dict[str, Any]]]] = {label: [] for label in [*series, "control"]}
+    controls = {} if args.no_control else {"control": "blocking", "floor": "referee"}
+    runs: dict[str, list[list[dict[str, Any]]]] = {label: [] for label in [*series, *controls]}
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
         root = Path(tmp)
         configure(level="info", json_file=root / "referee.log.jsonl", console=False)
@@ -335,17 +339,17 @@ def main() -> None:
                         file=sys.stderr,
                         flush=True,
                     )
-                if not args.no_control:
-                    endpoint = f"ipc://{root}/control-c{level}-r{rnd}.sock"
-                    row = raw_referee.run(level, CONTROL_DECISIONS, args.bot, endpoint)
-                    runs["control"][-1].append(row)
+                for label, transport in controls.items():
+                    endpoint = f"ipc://{root}/{label}-c{level}-r{rnd}.sock"
+                    row = raw_referee.run(level, CONTROL_DECISIONS, args.bot, endpoint, transport)
+                    runs[label][-1].append(row)
                     print(
-                        f"round {rnd} control c={level}: {row['decisions_per_s']} decisions/s",
+                        f"round {rnd} {label} c={level}: {row['decisions_per_s']} decisions/s",
                         file=sys.stderr,
                         flush=True,
                     )
     rows = {label: median_rows(per_round) for label, per_round in runs.items()}
-    control = rows.pop("control") if not args.no_control else []
+    control, floor = rows.pop("control", []), rows.pop("floor", [])
     result: dict[str, Any] = {
         "machine": machine(),
         "cpus": os.cpu_count(),
@@ -362,7 +366,11 @@ def main() -> None:
         print(table(f"{label}: {rules_text}", rows[label]), file=sys.stderr)
     if control:
         result["series"]["control"] = {"rules": "none (bench.raw_referee)", "levels": control}
-        print(control_table(control, rows.get("amortised", [])), file=sys.stderr)
+        result["series"]["floor"] = {
+            "rules": "none (bench.raw_referee --transport referee)",
+            "levels": floor,
+        }
+        print(control_table(control, floor, rows.get("amortised", [])), file=sys.stderr)
     print(json.dumps(result, indent=2))
 
 
@@ -389,24 +397,31 @@ def median_rows(per_round: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
-def control_table(control: list[dict[str, Any]], referee: list[dict[str, Any]]) -> str:
-    """The control series next to the amortised one: rates, the referee/control ratio and
-    both CPU shares, per level."""
+def control_table(
+    control: list[dict[str, Any]], floor: list[dict[str, Any]], referee: list[dict[str, Any]]
+) -> str:
+    """The control and floor series next to the amortised one: rates, the referee/control
+    ratio, the three CPU shares and the referee side's CPU per decision, per level."""
     lines = [
-        "[control: the same bots driven by bench.raw_referee (no rules), vs amortised]",
+        "[control: the same bots driven by bench.raw_referee (no rules; floor = on the "
+        "referee's transport), vs amortised]",
         f"{'conc':>6} {'ctl dec/s':>10} {'ref dec/s':>10} {'ratio':>6} {'ctl ref%':>8} "
-        f"{'ref%':>6} {'ctl us':>7} {'ref us':>7} {'ctl bots':>8} {'bots us':>8}",
+        f"{'floor%':>7} {'ref%':>6} {'ctl us':>7} {'floor us':>8} {'ref us':>7} "
+        f"{'ctl bots':>8} {'bots us':>8}",
     ]
     by_level = {row["concurrency"]: row for row in referee}
+    floor_by_level = {row["concurrency"]: row for row in floor}
     for row in control:
-        ref = by_level.get(row["concurrency"])
-        if ref is None:
+        ref, low = by_level.get(row["concurrency"]), floor_by_level.get(row["concurrency"])
+        if ref is None or low is None:
             continue
         lines.append(
             f"{row['concurrency']:>6} {row['decisions_per_s']:>10} {ref['decisions_per_s']:>10} "
             f"{ref['decisions_per_s'] / row['decisions_per_s']:>6.2f} "
-            f"{100 * row['referee_cpu_share']:>8.1f} {100 * ref['referee_cpu_share']:>6.1f} "
-            f"{row['referee_us_per_decision']:>7.0f} {ref['referee_us_per_decision']:>7.0f} "
+            f"{100 * row['referee_cpu_share']:>8.1f} {100 * low['referee_cpu_share']:>7.1f} "
+            f"{100 * ref['referee_cpu_share']:>6.1f} "
+            f"{row['referee_us_per_decision']:>7.0f} {low['referee_us_per_decision']:>8.0f} "
+            f"{ref['referee_us_per_decision']:>7.0f} "
             f"{row['bots_us_per_decision']:>8.0f} {ref['bots_us_per_decision']:>8.0f}"
         )
     return "\n".join(lines)
