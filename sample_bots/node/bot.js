@@ -76,7 +76,10 @@ function finish(code) {
 }
 
 rearm();
-await send({ type: "hello", protocol_version: 1, name: "node-bot", token });
+// The strategy keeps no state between matches, so the bot may be kept for the next match of
+// a tournament (multi_match): after match_end it waits for match_start or the referee's bye.
+await send({ type: "hello", protocol_version: 1, name: "node-bot", token, multi_match: true });
+let kept = false; // the welcome granted multi_match
 
 try {
   for await (const [frame] of sock) {
@@ -97,13 +100,19 @@ try {
       case "error":
         console.error(`node-bot: referee error: ${msg.code}: ${msg.message}`);
         break;
+      case "welcome":
+        kept = msg.multi_match === true;
+        break;
       case "match_end":
-      case "bye":
-        if (msg.type === "match_end") console.error(`node-bot: ${msg.result} (${msg.reason})`);
+        console.error(`node-bot: ${msg.result} (${msg.reason})`);
+        if (kept) break; // wait for the next match_start, or the bye
         await send({ type: "bye" });
         finish(0);
         break;
-      default: // welcome, match_start, hand_start, event, hand_end, game_end, unknown types
+      case "bye":
+        finish(0);
+        break;
+      default: // match_start, hand_start, event, hand_end, game_end, unknown types
         break;
     }
   }

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from referee.match_config import MatchConfig, MatchResult
 from referee.match_runner import BotSpec, run_match
@@ -32,3 +36,19 @@ async def play(a: str, b: str, out: Path | None = None, **overrides: object) -> 
     config = replace(MatchConfig(games=1, time=FAST, seed=1), **overrides)  # type: ignore[arg-type]
     specs = (BotSpec.parse(a), BotSpec.parse(b))
     return await run_match(config, specs, out_dir=out, kill_grace=0.5, local_ipc=local_ipc)
+
+
+NODE_DIR = Path(__file__).resolve().parents[2] / "sample_bots" / "node"
+BOT_JS = NODE_DIR / "bot.js"
+INSTALL = f"cd {NODE_DIR} && npm ci"
+
+
+def node_bot() -> str:
+    """Command line of the Node bot; fails the test if Node or its packages are missing."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail(f"`node` is not on PATH: install Node.js >= 18, then run: {INSTALL}")
+    for package in ("zeromq", "@msgpack/msgpack"):
+        if not (NODE_DIR / "node_modules" / package).is_dir():
+            pytest.fail(f"the Node bot's package {package!r} is not installed; run: {INSTALL}")
+    return f"{shlex.quote(node)} {shlex.quote(str(BOT_JS))}"

@@ -7,32 +7,15 @@ would hide a broken setup.
 
 from __future__ import annotations
 
-import shlex
-import shutil
 from pathlib import Path
 
 import pytest
 
 from referee.match_config import MatchResult
 from referee.match_record import replay_record
-from tests.e2e.helpers import GREEDY, RANDOM, play
+from tests.e2e.helpers import GREEDY, RANDOM, node_bot, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
-
-NODE_DIR = Path(__file__).resolve().parents[2] / "sample_bots" / "node"
-BOT_JS = NODE_DIR / "bot.js"
-INSTALL = f"cd {NODE_DIR} && npm ci"
-
-
-def node_bot() -> str:
-    """Command line of the Node bot; fails the test if Node or its packages are missing."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail(f"`node` is not on PATH: install Node.js >= 18, then run: {INSTALL}")
-    for package in ("zeromq", "@msgpack/msgpack"):
-        if not (NODE_DIR / "node_modules" / package).is_dir():
-            pytest.fail(f"the Node bot's package {package!r} is not installed; run: {INSTALL}")
-    return f"{shlex.quote(node)} {shlex.quote(str(BOT_JS))}"
 
 
 def check_clean_match(result: MatchResult, node_seat: int, games: int, out: Path) -> None:

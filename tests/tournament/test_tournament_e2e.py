@@ -14,7 +14,7 @@ import pytest
 
 from referee.cli import main
 from referee.tournament_store import Store
-from tests.e2e.helpers import BOTS, GREEDY, RANDOM, bad
+from tests.e2e.helpers import BOTS, GREEDY, RANDOM, bad, node_bot
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -117,6 +117,24 @@ def test_kept_bot_processes_play_exactly_the_games_fresh_ones_play(tmp_path: Pat
     assert len(results["true"]) == 12 and results["true"] == results["false"]
     assert started["false"] == 24
     assert started["true"] < 24  # 2 workers, 3 pairings of 4 games: at least 9 games reused
+
+
+def test_the_node_bot_is_kept_between_games(tmp_path: Path) -> None:
+    """The Node sample bot asks for multi_match: one process plays all its games, cleanly."""
+    bots = [("node", node_bot()), ("greedy", GREEDY)]
+    config = write_config(tmp_path / "t.toml", bots, games=4, concurrency=1)
+    out = tmp_path / "out"
+    assert main(["tournament", str(config), "--out", str(out)]) == 0
+    results = game_results(out)
+    assert len(results) == 4 and all(status == "done" for status, *_ in results.values())
+    store = Store.open(out / "tournament.sqlite")
+    try:
+        assert store.faults() == []
+    finally:
+        store.close()
+    node_logs = list((out / "stderr").glob("*.node.stderr"))
+    assert len(node_logs) == 1, node_logs  # one process for the four games
+    assert node_logs[0].read_text().count("node-bot: ") == 4  # one line per match_end
 
 
 @pytest.mark.parametrize("mode", ["kept_leaves", "kept_bye"])
