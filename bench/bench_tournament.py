@@ -7,7 +7,9 @@ Run: ``python -m bench.bench_tournament [--levels 1,2,4,8,16,32] [--games-per-le
 to a JSON file, no console).
 Measured per level: aggregate decisions/s (decisions summed from the stored results over the
 run's wall time); CPU of this process (the referee) and of the reaped bot processes
-(``RUSAGE_CHILDREN``: the runner terminates and reaps every bot), hence the referee's share of
+(``RUSAGE_CHILDREN``: the runner terminates and reaps every bot; the benchmark's own sampling
+below runs on the referee's main thread, and its CPU is measured and subtracted, reported as
+``sampling_us_per_decision``), hence the referee's share of
 the CPU used, the cores used and the referee's own cores, and both per decision in µs; peak RSS
 of this process (sampled every 50 ms) over the RSS before the first run, per concurrent game
 (levels run in the given order, both series at each level, so the high-water mark grows with
@@ -62,7 +64,7 @@ from typing import Any
 
 from bench import raw_referee
 from bench.bench_match import rss_kib
-from bench.common import cpu_figures, cpu_seconds, machine, thread_cpu
+from bench.common import cpu_figures, cpu_seconds, machine, thread_names, thread_seconds
 from referee.logs import configure
 from referee.match_seat import TimeControl
 from referee.rules import RuleSet
@@ -127,20 +129,36 @@ def machine_ticks() -> tuple[int, int, int]:
     return sum(ticks), ticks[3] + ticks[4], ticks[7]
 
 
-async def run_sampled(run: TournamentRun) -> tuple[int, dict[str, float]]:
+async def run_sampled(run: TournamentRun) -> tuple[int, dict[str, float], float]:
     """Run the tournament while sampling this process's RSS and its threads' CPU; return the
-    peak RSS in KiB and the CPU seconds of the main thread (``main``) and of the threads that
-    started during the run, by name (libzmq's ``ZMQbg/IO/0`` and ``ZMQbg/Reaper``, asyncio's
-    child watchers ``waitpid-N``: counted up to their last sample, 50 ms before they end)."""
-    peak = rss_kib()
-    start = thread_cpu()
+    peak RSS in KiB, the CPU seconds of the main thread (``main``) and of libzmq's threads
+    (``ZMQbg/IO/0``, ``ZMQbg/Reaper``: counted up to their last sample, at most 50 ms before
+    they end), and the CPU seconds the sampling itself took on the main thread, which the
+    caller subtracts from the referee's. Only those threads are read: reading every thread
+    (one idle ``waitpid`` thread per bot process, from asyncio's child watcher) cost more than
+    2 ms per sample at 32 games."""
     main_id = threading.get_native_id()
-    last: dict[int, tuple[str, float]] = {}
+    before = set(thread_names())
+    watched = {main_id: "main"}
+    first: dict[int, float] = {}
+    last: dict[int, float] = {}
+    peak = rss_kib()
+    cost = 0.0
 
     def take() -> None:
-        nonlocal peak
+        nonlocal peak, cost
+        began = time.thread_time()
         peak = max(peak, rss_kib())
-        last.update(thread_cpu())
+        if len(watched) < 3:  # libzmq's two threads not seen yet: look for them
+            for tid, name in thread_names().items():
+                if name.startswith("ZMQbg/") and tid not in before:
+                    watched.setdefault(tid, name)
+        for tid in watched:
+            seconds = thread_seconds(tid)
+            if seconds is not None:
+                first.setdefault(tid, seconds if tid == main_id else 0.0)
+                last[tid] = seconds
+        cost += time.thread_time() - began
 
     async def sample() -> None:
         while True:
@@ -153,16 +171,9 @@ async def run_sampled(run: TournamentRun) -> tuple[int, dict[str, float]]:
     finally:
         sampler.cancel()
     take()
-    threads: dict[str, float] = {}
-    for tid, (name, seconds) in last.items():
-        if tid == main_id:
-            label, used = "main", seconds - start[tid][1]
-        elif tid in start:
-            continue  # a thread from before the run (none is expected)
-        else:
-            label, used = ("waitpid" if name.startswith("waitpid") else name), seconds
-        threads[label] = threads.get(label, 0.0) + used
-    return peak, threads
+    threads = {watched[tid]: last[tid] - first[tid] for tid in last}
+    threads["main"] -= cost
+    return peak, threads, cost
 
 
 def measure(
@@ -174,11 +185,11 @@ def measure(
     self0, children0 = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
     ticks0 = machine_ticks()
     start = time.perf_counter()
-    peak, threads = asyncio.run(run_sampled(run))
+    peak, threads, sampling = asyncio.run(run_sampled(run))
     seconds = time.perf_counter() - start
     total, idle, steal = (b - a for a, b in zip(ticks0, machine_ticks(), strict=True))
     cpus = os.cpu_count() or 1
-    referee = cpu_seconds(resource.RUSAGE_SELF) - self0
+    referee = cpu_seconds(resource.RUSAGE_SELF) - self0 - sampling
     bots = cpu_seconds(resource.RUSAGE_CHILDREN) - children0
     with Store.open(out / "tournament.sqlite") as store:
         rows = store.games()
@@ -203,6 +214,7 @@ def measure(
         "machine_steal": round(steal / total, 3) if total else None,
         "faults": faults,
         "reused": run.reused,
+        "sampling_us_per_decision": round(sampling / decisions * 1e6, 2),
         "referee_threads_us_per_decision": {
             name: round(seconds / decisions * 1e6, 1) for name, seconds in sorted(threads.items())
         },

@@ -8,7 +8,6 @@ import resource
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 
 def percentile(sorted_values: Sequence[float], fraction: float) -> float:
@@ -60,24 +59,32 @@ def cpu_seconds(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def thread_cpu() -> dict[int, tuple[str, float]]:
-    """CPU seconds of each of this process's threads by thread id, with its name (Linux
-    ``/proc/self/task``; empty elsewhere). A thread that ended is no longer listed, so callers
-    sample while the threads they want to see are alive."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    out: dict[int, tuple[str, float]] = {}
+def thread_names() -> dict[int, str]:
+    """The OS name of each of this process's threads by thread id (Linux ``/proc/self/task``;
+    empty elsewhere). Threads Python starts keep the process's name (``python``); libzmq names
+    its own (``ZMQbg/IO/0``, ``ZMQbg/Reaper``)."""
+    out: dict[int, str] = {}
     try:
-        tasks = list(Path("/proc/self/task").iterdir())
+        tids = [int(tid) for tid in os.listdir("/proc/self/task")]
     except OSError:
         return out
-    for task in tasks:
+    for tid in tids:
         try:
-            name = (task / "comm").read_text().strip()
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            with open(f"/proc/self/task/{tid}/comm") as comm:
+                out[tid] = comm.read().strip()
         except OSError:
             continue  # the thread ended meanwhile
-        out[int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / ticks)
     return out
+
+
+def thread_seconds(tid: int) -> float | None:
+    """User + system CPU seconds of this process's thread ``tid``; None once it has ended."""
+    try:
+        with open(f"/proc/self/task/{tid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def cpu_figures(referee: float, bots: float, decisions: int, seconds: float) -> dict[str, float]:
