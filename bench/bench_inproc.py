@@ -1,8 +1,8 @@
 """The referee's own Python cost per decision, without sockets or bot processes.
 
 Run: ``python -m bench.bench_inproc [--games 4] [--rounds 5]``. One match (target 500, the
-``amortised`` games of ``bench_tournament``) is played by :func:`referee.match.play_match`
-through a real :class:`~referee.match_hub.Hub` whose transport answers every request in
+``amortised`` games of ``bench_tournament``) is played by :func:`referee.match.play.play_match`
+through a real :class:`~referee.match.hub.Hub` whose transport answers every request in
 process, like ``bench/instant_bot.py`` (knock when listed, else the first legal action), from
 the loop's next iteration. The transport's own time (unpacking the request, packing the reply)
 is measured and subtracted, so what is left is the referee's Python cost: rules, requests,
@@ -29,15 +29,15 @@ import msgpack
 from bench.common import machine
 from protocol.codec import decode_action, encode
 from protocol.schema import Hello
-from referee.logs import configure
-from referee.match import play_match
-from referee.match_config import MatchConfig, seeded_deck
-from referee.match_hub import Hub
-from referee.match_request import request_bytes
-from referee.match_seat import TimeControl
-from referee.match_wire import to_action, to_wire_action
+from referee.cli.logs import configure
+from referee.match.clock import TimeControl
+from referee.match.config import MatchConfig, seeded_deck
+from referee.match.hub import Hub
+from referee.match.play import play_match
+from referee.match.request import request_bytes
+from referee.match.wire import to_action, to_wire_action
+from referee.net.transport import Incoming
 from referee.rules import Knock, RuleSet, apply, deal, legal_actions
-from referee.transport import Incoming
 
 CLOCK = TimeControl(move=5.0, bank=60.0, startup=20.0, heartbeat=5.0)
 

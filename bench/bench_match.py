@@ -26,14 +26,15 @@ from pathlib import Path
 from bench import pingpong
 from bench.common import machine, percentile
 from protocol.codec import encode
-from referee.logs import configure
-from referee.match import play_match
-from referee.match_config import MatchConfig
-from referee.match_hub import Hub
-from referee.match_record import MatchRecorder
-from referee.match_seat import SeatLink, TimeControl
-from referee.process import BotCommand, BotProcess
-from referee.transport import RouterTransport, TransportConfig
+from referee.cli.logs import configure
+from referee.match.clock import TimeControl
+from referee.match.config import MatchConfig
+from referee.match.hub import Hub
+from referee.match.play import play_match
+from referee.match.record import MatchRecorder
+from referee.match.seat import SeatLink
+from referee.net.process import BotCommand, BotProcess
+from referee.net.transport import RouterTransport, TransportConfig
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
 SEPARATE = f"{INSTANT} --separate-events"

@@ -33,7 +33,7 @@ Every game starts two Python bot processes, so these series are measured and lab
   by :mod:`bench.raw_referee`, a do-nothing referee (one blocking ROUTER, no rules): the cost
   of merely routing the messages, which a real referee can only approach;
 - ``floor`` (with the control): the same do-nothing loop on the referee's own transport
-  (:class:`~referee.transport.RouterTransport` on asyncio, push style): the least CPU any
+  (:class:`~referee.net.transport.RouterTransport` on asyncio, push style): the least CPU any
   referee built on this transport can spend, with no rules at all. The control table sets
   both beside ``amortised``.
 
@@ -65,12 +65,12 @@ from typing import Any
 from bench import raw_referee
 from bench.bench_match import rss_kib
 from bench.common import cpu_figures, cpu_seconds, machine, thread_names, thread_seconds
-from referee.logs import configure
-from referee.match_seat import TimeControl
+from referee.cli.logs import configure
+from referee.match.clock import TimeControl
 from referee.rules import RuleSet
-from referee.tournament import TournamentRun
-from referee.tournament_config import BotEntry, TournamentConfig
-from referee.tournament_store import Store
+from referee.tournament.config import BotEntry, TournamentConfig
+from referee.tournament.runner import TournamentRun
+from referee.tournament.store import Store
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
 CLOCK = TimeControl(move=5.0, bank=60.0, startup=20.0, heartbeat=5.0)

@@ -11,7 +11,7 @@ the cores), not to the referee.
 
 Run alone: ``python -m bench.raw_referee --pairs 8 [--decisions 5000] [--bot CMD]
 [--transport blocking|referee]``. ``--transport referee`` drives the same loop from the
-referee's own transport (:class:`referee.transport.RouterTransport` on an asyncio loop, push
+referee's own transport (:class:`referee.net.transport.RouterTransport` on an asyncio loop, push
 style) instead of a blocking socket: the difference is what the transport and asyncio cost.
 """
 
@@ -38,7 +38,7 @@ from bench.common import cpu_figures, cpu_seconds
 from protocol.codec import encode
 from protocol.examples import REQUEST_WITH_EVENTS
 from protocol.schema import MatchEnd
-from referee.transport import Incoming, RouterTransport, TransportConfig
+from referee.net.transport import Incoming, RouterTransport, TransportConfig
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
 NICE = 10

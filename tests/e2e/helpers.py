@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.match_config import MatchConfig, MatchResult
-from referee.match_runner import BotSpec, run_match
-from referee.match_seat import TimeControl
+from referee.match.clock import TimeControl
+from referee.match.config import MatchConfig
+from referee.match.result import MatchResult
+from referee.match.runner import BotSpec, run_match
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 PY = sys.executable

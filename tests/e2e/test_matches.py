@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from referee.match import play_match
-from referee.match_config import MatchConfig
-from referee.match_faults import FaultKind, FaultPolicy
-from referee.match_hub import Hub
-from referee.match_runner import BotSpec, run_match
-from referee.match_seat import SeatLink
-from referee.process import BotCommand, BotProcess
-from referee.transport import RouterTransport, TransportConfig
+from referee.match.config import MatchConfig
+from referee.match.faults import FaultKind, FaultPolicy
+from referee.match.hub import Hub
+from referee.match.play import play_match
+from referee.match.runner import BotSpec, run_match
+from referee.match.seat import SeatLink
+from referee.net.process import BotCommand, BotProcess
+from referee.net.transport import RouterTransport, TransportConfig
 from tests.e2e.helpers import BOTS, FAST, GREEDY, RANDOM, bad, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]

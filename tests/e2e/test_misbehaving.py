@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.match_faults import FaultKind, FaultPolicy
+from referee.match.faults import FaultKind, FaultPolicy
 from tests.e2e.helpers import BOTS, FAST, GREEDY, PY, bad, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(60)]

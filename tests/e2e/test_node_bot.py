@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.match_config import MatchResult
-from referee.match_record import replay_record
+from referee.match.record import replay_record
+from referee.match.result import MatchResult
 from tests.e2e.helpers import GREEDY, RANDOM, node_bot, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]

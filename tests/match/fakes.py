@@ -9,7 +9,7 @@ import msgpack
 
 from protocol.codec import decode, encode
 from protocol.schema import Hello, Message
-from referee.transport import Incoming
+from referee.net.transport import Incoming
 
 
 class FakeTransport:

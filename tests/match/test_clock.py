@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from referee.match_seat import Clock, TimeControl
+from referee.match.clock import Clock, TimeControl
 
 
 def test_clock_draws_overtime_from_the_bank() -> None:

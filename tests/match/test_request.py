@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from protocol.codec import decode, encode
 from protocol.schema import Event, Request, WireAction
-from referee.match_request import request_bytes
-from referee.match_wire import to_wire_legal, to_wire_view
+from referee.match.request import request_bytes
+from referee.match.wire import to_wire_legal, to_wire_view
 from referee.rules import (
     BIG_GIN,
     DRAW_STOCK,

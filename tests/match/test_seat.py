@@ -22,9 +22,10 @@ from protocol.schema import (
     WireAction,
     WireView,
 )
-from referee.match_faults import BotFault, FaultKind
-from referee.match_hub import Hub
-from referee.match_seat import SeatLink, TimeControl
+from referee.match.clock import TimeControl
+from referee.match.faults import BotFault, FaultKind
+from referee.match.hub import Hub
+from referee.match.seat import SeatLink
 from tests.match.fakes import FakeTransport
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(10)]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.tournament import schedule
-from referee.tournament_config import ConfigError, load_config, parse_config
+from referee.tournament.config import ConfigError, load_config, parse_config
+from referee.tournament.runner import schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 TWO = [{"name": "a", "command": "python3 a.py"}, {"name": "b", "command": "python3 b.py"}]

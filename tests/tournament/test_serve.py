@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.tournament_store import Store
+from referee.tournament.store import Store
 from tests.e2e.helpers import GREEDY
 
 pytestmark = pytest.mark.timeout(180)

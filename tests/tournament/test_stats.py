@@ -1,4 +1,4 @@
-"""Tests of referee.tournament_stats: Elo, pentanomial counting, intervals, LOS and the SPRT."""
+"""Tests of referee.tournament.stats: Elo, pentanomial counting, intervals, LOS and the SPRT."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.tournament_stats import (
+from referee.tournament.stats import (
     MAX_ELO,
     MIN_SPRT_UNITS,
     REGULARIZATION,

@@ -20,7 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from referee.tournament_store import SCHEMA_VERSION, Claim, GameSpec, Store, StoreError
+from referee.tournament.store import SCHEMA_VERSION, Claim, GameSpec, Store, StoreError
 
 CONFIG = {"seed": 7, "bots": ["alpha", "beta"], "games_per_pairing": 4}
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.tournament_store import Store
+from referee.tournament.store import Store
 from tests.e2e.helpers import BOTS, GREEDY, RANDOM, bad, node_bot
 
 pytestmark = pytest.mark.timeout(180)

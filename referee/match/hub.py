@@ -4,7 +4,7 @@ Tokens are issued per seat. A frame from an unknown peer must be a ``hello`` car
 unused token and a supported protocol version; then that routing id is bound to the seat
 (and only then). Everything else from unknown peers is answered with ``reject``/``error`` and
 otherwise ignored: nobody can play someone else's seat. Frames from bound peers go straight
-to their :class:`~referee.match_seat.SeatLink`, stamped with their arrival time.
+to their :class:`~referee.match.seat.SeatLink`, stamped with their arrival time.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from protocol.schema import (
     Reject,
     Welcome,
 )
-from referee.match_seat import SeatLink, TimeControl
-from referee.transport import Incoming
+from referee.match.clock import TimeControl
+from referee.match.seat import SeatLink
+from referee.net.transport import Incoming
 
 __all__ = ["REFEREE_NAME", "Hub", "Transport"]
 

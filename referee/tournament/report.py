@@ -13,14 +13,14 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from referee.tournament_stats import (
+from referee.tournament.stats import (
     EloEstimate,
     Pentanomial,
     Trinomial,
     estimate_games,
     estimate_pairs,
 )
-from referee.tournament_store import GameRow
+from referee.tournament.store import GameRow
 
 __all__ = ["BotStanding", "PairingStat", "Standings", "compute_standings", "render"]
 

@@ -2,7 +2,7 @@
 
 Every game is a one-game match between two bot processes started for it, or kept from the
 worker's previous game of the same pairing when the bot plays several matches per connection
-(``multi_match``, see :mod:`referee.tournament_bots`); a remote bot connects with its
+(``multi_match``, see :mod:`referee.tournament.bots`); a remote bot connects with its
 registered token instead. Games are taken from the store by workers with a
 lease (*claim*), *played*, and *recorded* in one transaction; a killed referee loses only the
 games in progress, which the next run (same command) plays again from their seeds.
@@ -26,18 +26,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.match import play_match
-from referee.match_config import MatchConfig, MatchResult
-from referee.match_hub import Hub
-from referee.match_record import MatchRecorder
-from referee.match_runner import start_bot
-from referee.match_seat import SeatLink
-from referee.process import BotCommand
+from referee.match.config import MatchConfig
+from referee.match.hub import Hub
+from referee.match.play import play_match
+from referee.match.record import MatchRecorder
+from referee.match.result import MatchResult
+from referee.match.runner import start_bot
+from referee.match.seat import SeatLink
+from referee.net.process import BotCommand
+from referee.net.transport import RouterTransport, TransportConfig
 from referee.rules import Card, shuffled_deck
-from referee.tournament_bots import BotKeeper
-from referee.tournament_config import BotEntry, TournamentConfig
-from referee.tournament_store import Claim, GameSpec, Store
-from referee.transport import RouterTransport, TransportConfig
+from referee.tournament.bots import BotKeeper
+from referee.tournament.config import BotEntry, TournamentConfig
+from referee.tournament.store import Claim, GameSpec, Store
 
 __all__ = ["GameOutcome", "TournamentRun", "deal_deck", "schedule"]
 

@@ -1,11 +1,11 @@
 """The decisions of one hand: requests, replies in callbacks, events, the fault policy.
 
-:class:`HandPlay` is created by :class:`~referee.match_games.MatchGames` for every hand. Its
+:class:`HandPlay` is created by :class:`~referee.match.games.MatchGames` for every hand. Its
 decision loop asks the seat to act with :meth:`SeatLink.ask`; each reply is applied and the
 next request sent by :meth:`HandPlay._on_reply`, synchronously in the hub's receive loop, so a
 run of plain decisions wakes no asyncio task. The loop's coroutine wakes when the hand is over
 or a fault needs the policy (docs/design/faults.md): a forfeited game surfaces as
-:class:`~referee.match_faults.BotFault`, a forfeited match as :class:`MatchForfeited`.
+:class:`~referee.match.faults.BotFault`, a forfeited match as :class:`MatchForfeited`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 from protocol.codec import encode
 from protocol.errors import ErrorCode
 from protocol.schema import Error, Event, WireAction
-from referee.match_config import MatchConfig, SeatSummary
-from referee.match_faults import (
+from referee.match.config import MatchConfig
+from referee.match.faults import (
     TERMINAL_FAULTS,
     BotFault,
     Fault,
@@ -26,9 +26,10 @@ from referee.match_faults import (
     FaultPolicy,
     precedence,
 )
-from referee.match_request import request_bytes
-from referee.match_seat import SeatLink
-from referee.match_wire import event_action, to_action
+from referee.match.request import request_bytes
+from referee.match.result import SeatSummary
+from referee.match.seat import SeatLink
+from referee.match.wire import event_action, to_action
 from referee.rules import (
     DECK,
     DRAW_STOCK,

@@ -19,11 +19,11 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from referee.match_config import MatchResult
-from referee.match_hub import Hub
-from referee.match_runner import release_seats
-from referee.match_seat import SeatLink
-from referee.process import BotProcess
+from referee.match.hub import Hub
+from referee.match.result import MatchResult
+from referee.match.runner import release_seats
+from referee.match.seat import SeatLink
+from referee.net.process import BotProcess
 
 __all__ = ["BotKeeper", "KeptBot"]
 

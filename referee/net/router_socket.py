@@ -1,6 +1,6 @@
 """The referee's ROUTER socket: its options, its endpoints and its monitor's frames.
 
-Used only by :mod:`referee.transport` (with it, the only modules that import zmq).
+Used only by :mod:`referee.net.transport` (with it, the only modules that import zmq).
 
 Socket options, set before ``bind``:
 ``LINGER=0`` (close never blocks on dead bots); ``ROUTER_MANDATORY=1`` (sending to an unknown or
@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import zmq
 
-from referee.transport_types import MonitorEvent, TransportConfig, TransportError
+from referee.net.types import MonitorEvent, TransportConfig, TransportError
 
 __all__ = ["BoundRouter", "monitor_event", "open_router", "remove_ipc_dir"]
 

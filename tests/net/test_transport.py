@@ -1,4 +1,4 @@
-"""Tests for referee.transport against real ZeroMQ peers on tcp://127.0.0.1."""
+"""Tests for referee.net.transport against real ZeroMQ peers on tcp://127.0.0.1."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 import pytest_asyncio
 import zmq
 
-from referee.process import BotCommand, BotProcess
-from referee.transport import (
+from referee.net.process import BotCommand, BotProcess
+from referee.net.transport import (
     Incoming,
     MonitorEvent,
     RouterTransport,

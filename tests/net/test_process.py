@@ -1,4 +1,4 @@
-"""Tests for referee.process with real subprocesses."""
+"""Tests for referee.net.process with real subprocesses."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.process import BotCommand, BotProcess, BotStartError
+from referee.net.process import BotCommand, BotProcess, BotStartError
 
 from .conftest import pid_is_dead, wait_until
 
@@ -103,7 +103,7 @@ async def test_bots_run_below_the_referee_priority_in_their_own_group() -> None:
 
 PARENT = """
 import asyncio, sys
-from referee.process import BotCommand, BotProcess
+from referee.net.process import BotCommand, BotProcess
 
 async def main():
     bot = await BotProcess.start(BotCommand((sys.executable, "-c", "import time; time.sleep(60)")))

@@ -1,6 +1,6 @@
 """Plain data of the transport: its configuration, messages, events, counters and errors.
 
-Kept apart from :mod:`referee.transport` (the only module that drives zmq sockets) so that
+Kept apart from :mod:`referee.net.transport` (the only module that drives zmq sockets) so that
 the match layer and tests can name them without the socket code.
 """
 

@@ -15,14 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.match import play_match
-from referee.match_config import MatchConfig, MatchResult
-from referee.match_faults import FaultKind
-from referee.match_hub import Hub
-from referee.match_record import MatchRecorder
-from referee.match_seat import SeatLink
-from referee.process import BotCommand, BotProcess, BotStartError
-from referee.transport import RouterTransport, TransportConfig
+from referee.match.config import MatchConfig
+from referee.match.faults import FaultKind
+from referee.match.hub import Hub
+from referee.match.play import play_match
+from referee.match.record import MatchRecorder
+from referee.match.result import MatchResult
+from referee.match.seat import SeatLink
+from referee.net.process import BotCommand, BotProcess, BotStartError
+from referee.net.transport import RouterTransport, TransportConfig
 
 __all__ = ["BotSpec", "release_seats", "run_match", "start_bot"]
 

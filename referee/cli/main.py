@@ -14,13 +14,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from referee.cli_tournament import add_commands, run_results, run_sprt, run_tournament
-from referee.logs import configure
-from referee.match_config import MatchConfig, MatchResult
-from referee.match_faults import FaultPolicy
-from referee.match_record import RecordError, replay_record
-from referee.match_runner import BotSpec, run_match
-from referee.match_seat import TimeControl
+from referee.cli.logs import configure
+from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
+from referee.match.clock import TimeControl
+from referee.match.config import MatchConfig
+from referee.match.faults import FaultPolicy
+from referee.match.record import RecordError, replay_record
+from referee.match.result import MatchResult
+from referee.match.runner import BotSpec, run_match
 from referee.rules import RuleSet
 
 __all__ = ["main"]

@@ -1,4 +1,4 @@
-"""referee.transport_socket: monitor frames, bind failures, the private ipc directory."""
+"""referee.net.router_socket: monitor frames, bind failures, the private ipc directory."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import zmq
 
-from referee.transport_socket import monitor_event, open_router, remove_ipc_dir
-from referee.transport_types import MonitorEvent, TransportConfig, TransportError
+from referee.net.router_socket import monitor_event, open_router, remove_ipc_dir
+from referee.net.types import MonitorEvent, TransportConfig, TransportError
 
 from .conftest import TrackingContext
 

@@ -14,7 +14,7 @@ dropped and counted per peer in ``dropped``, so one flooding bot neither exhaust
 crowds out the others).
 
 Socket options, the side ``ipc://`` endpoint for local bots and the monitor's frames are set up
-in :mod:`referee.transport_socket`.
+in :mod:`referee.net.router_socket`.
 
 Peer loss, honestly: a ROUTER does not say which routing id a lost connection had, and monitor
 events (ACCEPTED / DISCONNECTED / HANDSHAKE_FAILED_*) carry only an fd and the endpoint.  They are
@@ -40,8 +40,8 @@ from typing import cast
 
 import zmq
 
-from referee.transport_socket import monitor_event, open_router, remove_ipc_dir
-from referee.transport_types import (
+from referee.net.router_socket import monitor_event, open_router, remove_ipc_dir
+from referee.net.types import (
     Incoming,
     MonitorEvent,
     TransportClosed,

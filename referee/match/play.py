@@ -1,12 +1,12 @@
 """One match between two seated bots: games of hands, clocks, faults and the record.
 
 :func:`play_match` drives the rules engine and talks to both bots through their
-:class:`~referee.match_seat.SeatLink`. Whatever a bot does (stall, crash, lie, flood), the
-match ends in a :class:`~referee.match_config.MatchResult`; only infrastructure errors
+:class:`~referee.match.seat.SeatLink`. Whatever a bot does (stall, crash, lie, flood), the
+match ends in a :class:`~referee.match.config.MatchResult`; only infrastructure errors
 propagate. Fault resolution (see docs/design/faults.md):
 
 - startup, crash and stall faults forfeit the match (the bot cannot go on);
-- other faults follow :class:`~referee.match_faults.FaultPolicy`: forfeit the game (default),
+- other faults follow :class:`~referee.match.faults.FaultPolicy`: forfeit the game (default),
   forfeit the match, or play a safe default move and count a strike.
 """
 
@@ -17,9 +17,9 @@ import contextlib
 
 from protocol.schema import Fault as WireFault
 from protocol.schema import MatchEnd
-from referee.match_config import MatchConfig, MatchResult, seeded_deck
-from referee.match_faults import Fault
-from referee.match_games import (
+from referee.match.config import MatchConfig, seeded_deck
+from referee.match.faults import Fault
+from referee.match.games import (
     Aborted,
     BothFailed,
     DeckSource,
@@ -27,8 +27,9 @@ from referee.match_games import (
     MatchGames,
     safe_default,
 )
-from referee.match_record import MatchRecorder
-from referee.match_seat import SeatLink
+from referee.match.record import MatchRecorder
+from referee.match.result import MatchResult
+from referee.match.seat import SeatLink
 
 __all__ = ["DeckSource", "MatchForfeited", "play_match", "safe_default"]
 

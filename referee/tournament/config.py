@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from referee.match_config import DEFAULT_MAX_HANDS
-from referee.match_faults import FaultPolicy
-from referee.match_seat import TimeControl
-from referee.process import BotCommand
+from referee.match.clock import TimeControl
+from referee.match.config import DEFAULT_MAX_HANDS
+from referee.match.faults import FaultPolicy
+from referee.net.process import BotCommand
 from referee.rules import RuleSet
 
 __all__ = ["BotEntry", "ConfigError", "TournamentConfig", "load_config", "parse_config"]
@@ -83,7 +83,7 @@ class TournamentConfig:
     Not hashed: it changes no result."""
     reuse_bots: bool = True
     """Keep a bot granted ``multi_match`` between a pairing's games (see
-    :mod:`referee.tournament_bots`). Not hashed: it changes no result of a bot that reseeds
+    :mod:`referee.tournament.bots`). Not hashed: it changes no result of a bot that reseeds
     from ``match_start.seed``."""
     out: Path | None = None
     """Output directory (store, records, logs, stderr)."""

@@ -1,8 +1,8 @@
 """The game and hand loops of one match: start-up, deals, per-game results.
 
-:class:`MatchGames` is driven by :func:`referee.match.play_match`; each hand's decisions are
-played by :class:`~referee.match_hand.HandPlay`. Whatever a bot does becomes
-:class:`~referee.match_faults.Fault` data resolved by policy (see docs/design/faults.md): a
+:class:`MatchGames` is driven by :func:`referee.match.play.play_match`; each hand's decisions are
+played by :class:`~referee.match.hand.HandPlay`. Whatever a bot does becomes
+:class:`~referee.match.faults.Fault` data resolved by policy (see docs/design/faults.md): a
 forfeited game is scored here; a forfeited match surfaces as :class:`MatchForfeited`, which
 ``play_match`` turns into a result.
 """
@@ -18,12 +18,13 @@ import structlog
 
 from protocol.schema import GameEnd, HandStart, MatchStart
 from protocol.schema import TimeControl as WireTimeControl
-from referee.match_config import MatchConfig, SeatSummary
-from referee.match_faults import BotFault, Fault, FaultKind
-from referee.match_hand import HandPlay, MatchForfeited, safe_default
-from referee.match_record import MatchRecorder
-from referee.match_seat import SeatLink
-from referee.match_wire import hand_end_message
+from referee.match.config import MatchConfig
+from referee.match.faults import BotFault, Fault, FaultKind
+from referee.match.hand import HandPlay, MatchForfeited, safe_default
+from referee.match.record import MatchRecorder
+from referee.match.result import SeatSummary
+from referee.match.seat import SeatLink
+from referee.match.wire import hand_end_message
 from referee.rules import (
     Card,
     GameState,
@@ -67,7 +68,7 @@ class MatchGames:
         self.seats = (SeatSummary(links[0].name), SeatSummary(links[1].name))
         self.games_played = 0
         self.startup_faults: list[Fault] = []
-        self.base_log = structlog.get_logger("referee.match").bind(match=config.match_id)
+        self.base_log = structlog.get_logger("referee.match.play").bind(match=config.match_id)
         self.log = self.base_log
 
     # ------------------------------------------------------------ faults

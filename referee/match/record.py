@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from referee.match_faults import Fault
+from referee.match.faults import Fault
 from referee.rules import (
     DECK,
     Action,

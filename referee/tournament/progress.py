@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 from typing import TextIO
 
-from referee.tournament import GameOutcome
+from referee.tournament.runner import GameOutcome
 
 __all__ = ["Progress"]
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import msgpack
 
 from protocol.codec import packed_action
-from referee.match_wire import to_wire_action
+from referee.match.wire import to_wire_action
 from referee.rules import (
     BIG_GIN,
     DECK,

@@ -9,15 +9,15 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from referee.match_faults import FaultPolicy
-from referee.match_seat import TimeControl
+from referee.match.clock import TimeControl
+from referee.match.faults import FaultPolicy
 from referee.rules import RuleSet
-from referee.tournament import GameOutcome, TournamentRun, schedule
-from referee.tournament_config import BotEntry, ConfigError, TournamentConfig, load_config
-from referee.tournament_progress import Progress
-from referee.tournament_report import compute_standings, render
-from referee.tournament_stats import Pentanomial, SprtResult, estimate_pairs, sprt_pairs
-from referee.tournament_store import Store, StoreError
+from referee.tournament.config import BotEntry, ConfigError, TournamentConfig, load_config
+from referee.tournament.progress import Progress
+from referee.tournament.report import compute_standings, render
+from referee.tournament.runner import GameOutcome, TournamentRun, schedule
+from referee.tournament.stats import Pentanomial, SprtResult, estimate_pairs, sprt_pairs
+from referee.tournament.store import Store, StoreError
 
 __all__ = ["add_commands", "run_results", "run_sprt", "run_tournament"]
 

@@ -1,0 +1,73 @@
+"""Time controls and the per-game clock a seat's decisions are charged to.
+
+A :class:`TimeControl` is configuration (seconds, validated); a :class:`Clock` is one seat's
+running account for a game: ``move`` per decision, overtime drawn from ``bank``, floor 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Clock", "TimeControl"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeControl:
+    """Clock settings, in seconds."""
+
+    move: float = 1.0
+    """Time per decision before the bank is drawn on."""
+    bank: float = 30.0
+    """Per-game bank: time over ``move`` is drawn from it."""
+    grace: float = 0.05
+    """Network grace added to every deadline (not given to the bot)."""
+    startup: float = 10.0
+    """Time to start, connect and say hello."""
+    heartbeat: float = 1.0
+    """Idle ping interval; a bot silent for 5 intervals while idle stalls."""
+    flood_limit: int = 1000
+    """Unsolicited messages per game before flooding is a protocol fault."""
+
+    def __post_init__(self) -> None:
+        for name in ("move", "bank", "grace", "startup", "heartbeat"):
+            value = getattr(self, name)
+            if not 0 <= value <= 86_400:
+                raise ValueError(f"time control {name} must be between 0 and 86400 s")
+        if self.move <= 0 or self.startup <= 0 or self.heartbeat <= 0:
+            raise ValueError("move, startup and heartbeat times must be positive")
+
+    def to_wire(self) -> dict[str, int]:
+        """Milliseconds, as sent in ``match_start``."""
+        return {
+            "move_ms": round(self.move * 1000),
+            "bank_ms": round(self.bank * 1000),
+            "grace_ms": round(self.grace * 1000),
+            "startup_ms": round(self.startup * 1000),
+        }
+
+
+class Clock:
+    """A seat's per-game clock: ``move`` per decision, overtime drawn from ``bank``."""
+
+    def __init__(self, control: TimeControl) -> None:
+        self.control = control
+        self.bank = control.bank
+        self.used = 0.0
+        self.decisions = 0
+
+    def new_game(self) -> None:
+        """Refill the bank for a new game."""
+        self.bank = self.control.bank
+
+    @property
+    def time_left(self) -> float:
+        """Time the bot may spend on the next decision (not counting grace)."""
+        return self.control.move + self.bank
+
+    def charge(self, elapsed: float) -> None:
+        """Account a decision's elapsed time; overtime comes out of the bank (floor 0)."""
+        self.used += elapsed
+        self.decisions += 1
+        over = elapsed - self.control.move
+        if over > 0:
+            self.bank = max(0.0, self.bank - over)

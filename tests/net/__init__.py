@@ -1,0 +1,1 @@
+"""Tests for referee.net.transport and referee.net.process."""

@@ -1,1 +1,0 @@
-"""Tests for referee.transport and referee.process."""
