@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -53,3 +54,21 @@ def node_bot() -> str:
         if not (NODE_DIR / "node_modules" / package).is_dir():
             pytest.fail(f"the Node bot's package {package!r} is not installed; run: {INSTALL}")
     return f"{shlex.quote(node)} {shlex.quote(str(BOT_JS))}"
+
+
+C_DIR = Path(__file__).resolve().parents[2] / "sample_bots" / "c"
+C_INSTALL = "apt-get install -y build-essential pkg-config libzmq3-dev libmsgpack-dev"
+
+
+def c_bot() -> str:
+    """Command line of the C starter bot, built with its Makefile (a no-op when up to date);
+    fails the test, naming the packages to install, if it cannot be built."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.fail(f"`make` is not on PATH; run: {C_INSTALL}")
+    built = subprocess.run(
+        [make, "-s", "-C", str(C_DIR)], check=False, capture_output=True, text=True
+    )
+    if built.returncode != 0:
+        pytest.fail(f"the C bot does not build ({built.stderr.strip()[-400:]}); run: {C_INSTALL}")
+    return shlex.quote(str(C_DIR / "gin-bot"))
