@@ -182,13 +182,25 @@ def mask_value(mask: int) -> int:
 def parse_cards(text: str) -> tuple[Card, ...]:
     """Parse whitespace- or comma-separated cards; the error names the bad token.
 
-    >>> parse_cards("3c,3d 3h")
-    (Card.parse('3c'), Card.parse('3d'), Card.parse('3h'))
+    Besides what :meth:`Card.parse` accepts, a rank ``1`` is an ace (``1♥``, as one of the
+    rule texts writes it; ``10`` stays a ten).
+
+    >>> parse_cards("3c,3d 3h 1♥")
+    (Card.parse('3c'), Card.parse('3d'), Card.parse('3h'), Card.parse('Ah'))
     >>> parse_cards("As Xq")
     Traceback (most recent call last):
     referee.rules.errors.CardParseError: bad card 'Xq': unknown rank 'X'
     """
-    return tuple(Card.parse(token) for token in text.replace(",", " ").split())
+    return tuple(_parse_token(token) for token in text.replace(",", " ").split())
+
+
+def _parse_token(token: str) -> Card:
+    if len(token) == 2 and token[0] == "1":
+        try:
+            return Card.parse("A" + token[1])
+        except CardParseError:
+            raise CardParseError(token, f"unknown suit {token[1]!r}") from None
+    return Card.parse(token)
 
 
 _ROW_BITS = tuple(tuple(i for i in range(13) if row >> i & 1) for row in range(1 << 13))

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from referee.rules import DECK, Card, CardParseError, CardSet, Rank, Suit, parse_cards
+from referee.rules import (
+    DECK,
+    Card,
+    CardParseError,
+    CardSet,
+    Rank,
+    Suit,
+    deadwood,
+    parse_cards,
+)
 
 
 def test_deck_has_52_distinct_cards_in_index_order() -> None:
@@ -28,12 +37,30 @@ def test_parser_accepts_variants(text: str, canonical: str) -> None:
     assert str(Card.parse(text)) == canonical
 
 
-@pytest.mark.parametrize(("text", "bad"), [("As Zz", "Zz"), ("1s", "1s"), ("Ax", "Ax"), ("A", "A")])
+@pytest.mark.parametrize(
+    ("text", "bad"),
+    [("As Zz", "Zz"), ("1x", "1x"), ("11s", "11s"), ("Ax", "Ax"), ("A", "A"), ("1", "1")],
+)
 def test_parser_names_the_bad_token(text: str, bad: str) -> None:
     with pytest.raises(CardParseError) as info:
         parse_cards(text)
     assert info.value.token == bad
     assert repr(bad) in str(info.value)
+
+
+def test_a_rank_of_1_is_an_ace_in_card_lists() -> None:
+    # Seed 000 writes its example hands with 1 for the ace and 10 for the ten.
+    first = parse_cards("1♥ 1♠ 3♦ 6♥ 7♥ K♦ 3♠ 4♦ 2♠ 2♣")
+    second = parse_cards("J♣ J♥ K♠ Q♠ 1♦ 3♣ 3♥ 7♦ 9♣ 10♣")
+    assert [str(c) for c in first] == ["Ah", "As", "3d", "6h", "7h", "Kd", "3s", "4d", "2s", "2c"]
+    assert str(second[4]) == "Ad" and str(second[9]) == "Tc"
+    # The seed's sums (39 and 73) add every card; the rules count deadwood, after melds
+    # (As 2s 3s, and 9c Tc Jc), which is 33 and 44.
+    assert sum(c.value for c in first) == 39 and sum(c.value for c in second) == 73
+    assert deadwood(first) == 33 and deadwood(second) == 44
+    assert parse_cards("1s, 1c") == parse_cards("As Ac")
+    with pytest.raises(CardParseError):
+        Card.parse("1s")  # the single-card parser stays canonical
 
 
 def test_repr_round_trips() -> None:
