@@ -14,9 +14,15 @@ from referee.match.faults import FaultPolicy
 from referee.rules import RuleSet
 from referee.tournament.config import BotEntry, ConfigError, TournamentConfig, load_config
 from referee.tournament.progress import Progress
-from referee.tournament.report import compute_standings, render
+from referee.tournament.report import compute_standings, estimate_text, render
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
-from referee.tournament.stats import Pentanomial, SprtResult, estimate_pairs, sprt_pairs
+from referee.tournament.stats import (
+    ELO_MODELS,
+    Pentanomial,
+    SprtResult,
+    estimate_pairs,
+    sprt_pairs,
+)
 from referee.tournament.store import Store, StoreError
 
 __all__ = ["add_commands", "run_results", "run_sprt", "run_tournament"]
@@ -37,8 +43,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     s.add_argument("--baseline", required=True, help="command line of the old bot")
     s.add_argument("--elo0", type=float, default=0.0)
     s.add_argument("--elo1", type=float, default=20.0)
+    s.add_argument("--elo-model", choices=ELO_MODELS, default="logistic",
+                   help="units of --elo0/--elo1 (default logistic Elo)")  # fmt: skip
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--beta", type=float, default=0.05)
+    s.add_argument("--min-pairs", type=int, default=0,
+                   help="pairs before the test may stop (default 0)")  # fmt: skip
     s.add_argument("--max-games", type=int, default=2000)
     s.add_argument("--concurrency", type=int, default=2)
     s.add_argument("--rules", default="standard")
@@ -56,6 +66,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     r = sub.add_parser("results", help="standings of a tournament directory")
     r.add_argument("dir", type=Path)
     r.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    r.add_argument("--prior-draws", type=float, default=0.0,
+                   help="virtual draws per pairing in the ratings (default 0: none)")  # fmt: skip
 
 
 async def _run(run: TournamentRun, stop: asyncio.Event) -> bool:
@@ -145,11 +157,11 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
     return EXIT_OK
 
 
-def results_text(out: Path, fmt: str) -> str:
+def results_text(out: Path, fmt: str, prior_draws: float = 0.0) -> str:
     """Standings of the tournament stored in ``out``."""
     store = Store.open(out / "tournament.sqlite")
     try:
-        return render(compute_standings(store.games()), fmt)
+        return render(compute_standings(store.games(), prior_draws=prior_draws), fmt)
     finally:
         store.close()
 
@@ -160,12 +172,20 @@ def run_results(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"gin-referee: {path}: no tournament store here", file=sys.stderr)
         return EXIT_USAGE
+    if not 0.0 <= args.prior_draws < float("inf"):
+        print(f"gin-referee: --prior-draws must be >= 0, got {args.prior_draws:g}", file=sys.stderr)
+        return EXIT_USAGE
     try:
-        print(results_text(args.dir, args.format))
+        print(results_text(args.dir, args.format, args.prior_draws))
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _sprt(args: argparse.Namespace, pairs: Pentanomial) -> SprtResult:
+    return sprt_pairs(pairs, elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta,
+                      min_pairs=args.min_pairs, elo_model=args.elo_model)  # fmt: skip
 
 
 class _SprtTracker:
@@ -201,11 +221,7 @@ class _SprtTracker:
         self.halves[index].append(score)
         if len(self.halves[index]) == 2:
             self.pair_scores.append(sum(self.halves.pop(index)))
-            self.result = sprt_pairs(
-                Pentanomial.from_pair_scores(self.pair_scores),
-                elo0=self.args.elo0, elo1=self.args.elo1,
-                alpha=self.args.alpha, beta=self.args.beta,
-            )  # fmt: skip
+            self.result = _sprt(self.args, Pentanomial.from_pair_scores(self.pair_scores))
             if self.result.verdict != "continue":
                 self.stop.set()
 
@@ -213,8 +229,7 @@ class _SprtTracker:
 async def run_sprt(args: argparse.Namespace) -> int:
     """``gin-referee sprt --candidate CMD --baseline CMD``."""
     try:
-        sprt_pairs(Pentanomial((0, 0, 0, 0, 0)), elo0=args.elo0, elo1=args.elo1,
-                   alpha=args.alpha, beta=args.beta)  # fmt: skip
+        _sprt(args, Pentanomial((0, 0, 0, 0, 0)))
         games = args.max_games + args.max_games % 2
         config = TournamentConfig(
             name="sprt",
@@ -247,20 +262,29 @@ async def run_sprt(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     result = tracker.result
     pairs = Pentanomial.from_pair_scores(tracker.pair_scores)
-    estimate = estimate_pairs(pairs)
-    verdict = "undecided" if result is None or result.verdict == "continue" else result.verdict
-    meaning = {"accept": "H1 accepted: the candidate is stronger",
-               "reject": "H0 accepted: no proof the candidate is stronger",
-               "undecided": "no decision within the game limit"}[verdict]  # fmt: skip
+    decided = result is not None and result.verdict != "continue"
+    verdict = result.verdict if result is not None and decided else "undecided"
+    meaning = {
+        "accept": "H1 accepted: the candidate is stronger",
+        "reject": "H0 accepted: no proof the candidate is stronger",
+    }.get(verdict)
+    if meaning is None:
+        meaning = (
+            "interrupted before a decision; run the same command again to resume"
+            if interrupted
+            else "no decision within the game limit"
+        )
     llr = 0.0 if result is None else result.llr
     bounds = "" if result is None else f" in ({result.lower_bound:.2f}, {result.upper_bound:.2f})"
-    print(f"SPRT elo0={args.elo0:g} elo1={args.elo1:g} alpha={args.alpha:g} beta={args.beta:g}")
+    units = "" if args.elo_model == "logistic" else f" ({args.elo_model} Elo)"
+    print(
+        f"SPRT elo0={args.elo0:g} elo1={args.elo1:g}{units} alpha={args.alpha:g} "
+        f"beta={args.beta:g} (exact GSPRT, pentanomial)"
+    )
     print(f"verdict: {verdict} ({meaning}); LLR {llr:.2f}{bounds}")
     print(f"games: {2 * pairs.pairs} in {pairs.pairs} duplicate pairs; pentanomial {pairs.counts}")
-    print(
-        f"score: {estimate.score:.3f}, Elo {estimate.elo:+.1f} "
-        f"[{estimate.lower:+.1f}, {estimate.upper:+.1f}] (95%), LOS {100 * estimate.los:.1f}%"
-    )
-    if interrupted and verdict == "undecided":
+    score = "n/a" if pairs.pairs == 0 else f"{pairs.mean:.3f}"
+    print(f"score: {score}, {estimate_text(estimate_pairs(pairs))}")
+    if interrupted and not decided:
         return EXIT_INTERRUPTED
     return EXIT_OK

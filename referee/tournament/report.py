@@ -1,7 +1,9 @@
 """Standings, pairwise Elo and ratings from stored game results; rendered as text, CSV or JSON.
 
 Scores are game results (1 win, 0.5 no winner, 0 loss). With duplicate deals the two games of
-a pair are one unit of the statistics (pentanomial); see docs/statistics.md.
+a pair are one unit of the statistics (pentanomial); ratings are a maximum-likelihood fit over
+every game. An estimate that does not exist is reported as such, never as a number; see
+docs/statistics.md.
 """
 
 from __future__ import annotations
@@ -9,8 +11,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from referee.tournament.stats import (
@@ -19,10 +22,18 @@ from referee.tournament.stats import (
     Trinomial,
     estimate_games,
     estimate_pairs,
+    fit_ratings,
 )
 from referee.tournament.store import GameRow
 
-__all__ = ["BotStanding", "PairingStat", "Standings", "compute_standings", "render"]
+__all__ = [
+    "BotStanding",
+    "PairingStat",
+    "Standings",
+    "compute_standings",
+    "estimate_text",
+    "render",
+]
 
 
 @dataclass(slots=True)
@@ -36,9 +47,9 @@ class BotStanding:
     losses: int = 0
     points: int = 0
     faults: int = 0
-    rating: float = 0.0
-    rating_low: float = 0.0
-    rating_high: float = 0.0
+    rating: float | None = None
+    rating_low: float | None = None
+    rating_high: float | None = None
 
     @property
     def score(self) -> float:
@@ -60,6 +71,7 @@ class PairingStat:
     games: int
     score: float
     elo: EloEstimate
+    paired: bool = True
 
 
 @dataclass(slots=True)
@@ -71,6 +83,8 @@ class Standings:
     matrix: dict[str, dict[str, float]] = field(default_factory=dict)
     done: int = 0
     total: int = 0
+    rating_note: str = ""
+    prior_draws: float = 0.0
 
 
 def _score(result: dict[str, Any], name: str) -> float:
@@ -80,8 +94,12 @@ def _score(result: dict[str, Any], name: str) -> float:
     return 1.0 if winner == name else 0.0
 
 
-def compute_standings(rows: list[GameRow]) -> Standings:
-    """Aggregate finished games into standings, pairwise estimates and fitted ratings."""
+def compute_standings(rows: list[GameRow], *, prior_draws: float = 0.0) -> Standings:
+    """Aggregate finished games into standings, pairwise estimates and fitted ratings.
+
+    ``prior_draws`` virtual draws per pairing regularise the ratings (0: pure maximum
+    likelihood); the head-to-head estimates never use a prior.
+    """
     table: dict[str, BotStanding] = {}
     matrix: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     pair_games: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -118,51 +136,51 @@ def compute_standings(rows: list[GameRow]) -> Standings:
         if units:
             complete = [sum(v) for v in units.values() if len(v) == 2]
             estimate = estimate_pairs(Pentanomial.from_pair_scores(complete))
-            band = estimate_pairs(Pentanomial.from_pair_scores([*complete, 1.0]))
         else:
-            wins = sum(1 for s in scores if s == 1.0)
-            draws = sum(1 for s in scores if s == 0.5)
-            losses = len(scores) - wins - draws
-            estimate = estimate_games(Trinomial(wins, draws, losses))
-            band = estimate_games(Trinomial(wins, draws + 1, losses))
-        # The interval (not the estimate) counts one extra drawn unit, a weak prior so that a
-        # perfect record gets a finite, honest interval instead of a zero-width one.
-        estimate = replace(estimate, lower=band.lower, upper=band.upper)
-        pairings.append(
-            PairingStat(first, second, len(scores), sum(scores) / len(scores), estimate)
-        )
+            estimate = estimate_games(Trinomial.from_scores(scores))
+        mean = sum(scores) / len(scores)
+        pairings.append(PairingStat(first, second, len(scores), mean, estimate, bool(units)))
     bots = list(table.values())
-    _fit_ratings(bots, pair_games)
+    results = {pair: (sum(scores), len(scores)) for pair, scores in pair_games.items()}
+    fit = fit_ratings([b.name for b in bots], results, prior_draws=prior_draws)
+    for bot, rating in zip(bots, fit.ratings, strict=True):
+        bot.rating, bot.rating_low, bot.rating_high = rating.elo, rating.lower, rating.upper
     bots.sort(key=lambda b: (-b.score, -b.points_per_game, b.name))
-    return Standings(bots, pairings, {k: dict(v) for k, v in matrix.items()}, done, len(rows))
+    matrix_out = {k: dict(v) for k, v in matrix.items()}
+    return Standings(bots, pairings, matrix_out, done, len(rows), fit.note, prior_draws)
 
 
-def _fit_ratings(bots: list[BotStanding], pair_games: dict[tuple[str, str], list[float]]) -> None:
-    """Logistic (Elo) ratings by maximum likelihood over all games, mean 0, with an interval
-    from each bot's score against the field it met."""
-    index = {b.name: i for i, b in enumerate(bots)}
-    ratings = [0.0] * len(bots)
-    for _ in range(500):
-        gradient = [0.0] * len(bots)
-        for (a, b), scores in pair_games.items():
-            i, j = index[a], index[b]
-            expected = 1 / (1 + 10 ** ((ratings[j] - ratings[i]) / 400))
-            delta = sum(scores) - expected * len(scores)
-            gradient[i] += delta
-            gradient[j] -= delta
-        step = max(abs(g) for g in gradient) if gradient else 0.0
-        for k, g in enumerate(gradient):
-            ratings[k] = max(-1500.0, min(1500.0, ratings[k] + 8.0 * g / max(1, bots[k].games)))
-        if step < 1e-6:
-            break
-    mean = sum(ratings) / len(ratings) if ratings else 0.0
-    for k, bot in enumerate(bots):
-        bot.rating = ratings[k] - mean
-        # The interval comes from the bot's score against the field it met (one extra drawn
-        # game as a weak prior), shifted onto the fitted rating; it may be asymmetric.
-        band = estimate_games(Trinomial(bot.wins, bot.draws + 1, bot.losses))
-        bot.rating_low = bot.rating + (band.lower - band.elo)
-        bot.rating_high = bot.rating + (band.upper - band.elo)
+def _finite(x: float | None) -> float | None:
+    """JSON has no infinity: an unbounded interval end is null."""
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _elo(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+
+def _csv(x: float | None) -> str:
+    return "" if x is None else f"{x:.1f}"
+
+
+def estimate_text(e: EloEstimate, paired: bool = True) -> str:
+    """One head-to-head estimate as text: the Elo with its 95% interval and LOS, or what is
+    known when there is no estimate (``paired``: the units are duplicate pairs)."""
+    unit = "pair" if paired else "game"
+    if e.status == "empty":
+        return "no complete duplicate pair yet" if unit == "pair" else "no games"
+    if e.status == "no finite estimate":
+        won = e.upper == math.inf
+        side = f"> {_elo(e.lower)}" if won else f"< {_elo(e.upper)}"
+        what = "won" if won else "lost"
+        return f"Elo {side} (95% bound; {what} every {unit}: no finite estimate)"
+    assert e.los is not None
+    text = f"Elo {_elo(e.elo)} [{_elo(e.lower)}, {_elo(e.upper)}], LOS {100 * e.los:.1f}%"
+    if e.status == "no spread":
+        text += f" (every {unit} scored the same: widest variance assumed)"
+    return text
 
 
 def render(standings: Standings, fmt: str = "table") -> str:
@@ -170,9 +188,11 @@ def render(standings: Standings, fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps(
             {
-                "schema_version": 1,
+                "schema_version": 2,
                 "games_done": standings.done,
                 "games_total": standings.total,
+                "rating_note": standings.rating_note,
+                "prior_draws": standings.prior_draws,
                 "bots": [
                     {**asdict(b), "score": round(b.score, 4),
                      "points_per_game": round(b.points_per_game, 2)}
@@ -180,7 +200,9 @@ def render(standings: Standings, fmt: str = "table") -> str:
                 ],
                 "pairings": [
                     {"first": p.first, "second": p.second, "games": p.games,
-                     "score": round(p.score, 4), **asdict(p.elo)}
+                     "score": round(p.score, 4),
+                     **{**asdict(p.elo), "lower": _finite(p.elo.lower),
+                        "upper": _finite(p.elo.upper)}}
                     for p in standings.pairings
                 ],
                 "matrix": standings.matrix,
@@ -195,8 +217,8 @@ def render(standings: Standings, fmt: str = "table") -> str:
         writer.writerow(header)
         for rank, b in enumerate(standings.bots, start=1):
             writer.writerow([rank, b.name, b.games, b.wins, b.draws, b.losses, f"{b.score:.4f}",
-                             f"{b.points_per_game:.2f}", f"{b.rating:.1f}", f"{b.rating_low:.1f}",
-                             f"{b.rating_high:.1f}", b.faults])  # fmt: skip
+                             f"{b.points_per_game:.2f}", _csv(b.rating), _csv(b.rating_low),
+                             _csv(b.rating_high), b.faults])  # fmt: skip
         return buffer.getvalue()
     width = max([len(b.name) for b in standings.bots] + [3])
     lines = [
@@ -206,18 +228,21 @@ def render(standings: Standings, fmt: str = "table") -> str:
     ]
     for rank, b in enumerate(standings.bots, start=1):
         wdl = f"{b.wins}-{b.draws}-{b.losses}"
-        interval = f"[{b.rating_low:+.0f}, {b.rating_high:+.0f}]"
+        interval = "" if b.rating is None else f"[{_elo(b.rating_low)}, {_elo(b.rating_high)}]"
         lines.append(
             f"{rank:>2}  {b.name:<{width}}  {b.games:>5}  {wdl:<11}  {b.score:>5.3f}  "
-            f"{b.points_per_game:>8.1f}  {b.rating:>+6.0f} {interval:<12}  {b.faults:>5}"
+            f"{b.points_per_game:>8.1f}  {_elo(b.rating):>6} {interval:<12}  {b.faults:>5}"
         )
+    if standings.rating_note:
+        lines.append(f"ratings: {standings.rating_note} (--prior-draws N regularises them)")
+    elif standings.prior_draws:
+        lines.append(f"ratings regularised by {standings.prior_draws:g} virtual draws per pairing")
     if standings.pairings:
         lines.append("")
         lines.append("head to head (first's score, Elo difference with 95% interval, LOS):")
         for p in standings.pairings:
             lines.append(
                 f"  {p.first} vs {p.second}: {p.games} games, score {p.score:.3f}, "
-                f"Elo {p.elo.elo:+.0f} [{p.elo.lower:+.0f}, {p.elo.upper:+.0f}], "
-                f"LOS {100 * p.elo.los:.1f}%"
+                + estimate_text(p.elo, p.paired)
             )
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Tests of referee.tournament.stats: Elo, pentanomial counting, intervals, LOS and the SPRT."""
+"""Tests of referee.tournament.stats.elo: Elo, pentanomial counting, intervals and the LOS."""
 
 from __future__ import annotations
 
@@ -13,24 +13,17 @@ from hypothesis import strategies as st
 
 from referee.tournament.stats import (
     MAX_ELO,
-    MIN_SPRT_UNITS,
-    REGULARIZATION,
+    TAIL,
     Z95,
     Pentanomial,
     Trinomial,
+    elo_bound,
     elo_from_score,
     estimate_games,
     estimate_pairs,
     logistic,
     pair_scores,
-    pentanomial_probabilities,
-    simulate_sprt,
-    sprt_games,
-    sprt_pairs,
 )
-
-S0, S1 = 0.5, 1.0 / (1.0 + 10.0 ** (-20.0 / 400.0))  # logistic(0), logistic(20) by hand
-BOUND = math.log(19.0)  # ln((1 - 0.05) / 0.05); the lower bound is its negative
 
 counts5 = st.tuples(*[st.integers(0, 500)] * 5).filter(lambda c: sum(c) > 0)
 game_score = st.sampled_from([0.0, 0.5, 1.0])
@@ -172,11 +165,16 @@ def test_estimate_games_by_hand() -> None:
 @given(counts5)
 def test_interval_contains_point_and_los_is_symmetric(c: tuple[int, int, int, int, int]) -> None:
     e = estimate_pairs(Pentanomial(c))
+    if e.status == "no finite estimate":
+        assert e.elo is None and e.los is None and math.inf in (e.upper, -e.lower)
+        return
+    assert e.elo is not None and e.los is not None and e.score is not None
     assert e.lower <= e.elo <= e.upper
     assert 0.0 <= e.los <= 1.0
     if e.score > 0.5:
         assert e.los > 0.5 and e.elo > 0
     mirror = estimate_pairs(Pentanomial((c[4], c[3], c[2], c[1], c[0])))
+    assert mirror.elo is not None and mirror.los is not None
     assert mirror.elo == pytest.approx(-e.elo, abs=1e-6)
     assert (mirror.lower, mirror.upper) == pytest.approx((-e.upper, -e.lower), abs=1e-6)
     assert mirror.los == pytest.approx(1.0 - e.los, abs=1e-9)
@@ -186,6 +184,7 @@ def test_interval_contains_point_and_los_is_symmetric(c: tuple[int, int, int, in
 def test_interval_narrows_as_one_over_sqrt_n(c: tuple[int, int, int, int, int]) -> None:
     small = estimate_pairs(Pentanomial(c))
     large = estimate_pairs(Pentanomial((c[0] * 4, c[1] * 4, c[2] * 4, c[3] * 4, c[4] * 4)))
+    assert large.elo is not None and small.elo is not None
     assert large.elo == pytest.approx(small.elo)
     ratio = (large.upper - large.lower) / (small.upper - small.lower)
     assert ratio == pytest.approx(0.5, rel=0.05)
@@ -200,125 +199,60 @@ def test_pairing_tightens_the_interval_when_pairs_split() -> None:
     assert paired.upper - paired.lower < 0.6 * (unpaired.upper - unpaired.lower)
 
 
-# --- degenerate inputs -------------------------------------------------------------------------
+# --- what cannot be estimated --------------------------------------------------------------
 
 
-def test_degenerate_estimates() -> None:
+def test_nothing_to_estimate_is_empty_not_zero() -> None:
     nothing = estimate_pairs(Pentanomial((0, 0, 0, 0, 0)))
-    assert (nothing.elo, nothing.lower, nothing.upper) == (0.0, -MAX_ELO, MAX_ELO)
-    assert (nothing.los, nothing.score, nothing.pairs, nothing.games) == (0.5, 0.5, 0, 0)
-    assert estimate_games(Trinomial(0, 0, 0)) == nothing
-    draws = estimate_pairs(Pentanomial((0, 0, 7, 0, 0)))
-    assert (draws.elo, draws.lower, draws.upper, draws.los) == (0.0, 0.0, 0.0, 0.5)
-    wins = estimate_pairs(Pentanomial((0, 0, 0, 0, 9)))
-    assert (wins.elo, wins.lower, wins.upper, wins.los) == (MAX_ELO, MAX_ELO, MAX_ELO, 1.0)
-    losses = estimate_games(Trinomial(0, 0, 9))
-    assert (losses.elo, losses.lower, losses.upper, losses.los) == (-MAX_ELO,) * 3 + (0.0,)
-    steady = estimate_pairs(Pentanomial((0, 0, 0, 4, 0)))  # always 1.5: score 0.75, no spread
-    assert steady.elo == steady.lower == steady.upper == pytest.approx(400 * math.log10(3))
-    assert steady.los == 1.0
-    assert estimate_games(Trinomial(0, 5, 0)).los == 0.5
+    assert nothing.status == "empty"
+    assert (nothing.elo, nothing.los, nothing.score) == (None, None, None)
+    assert (nothing.lower, nothing.upper) == (-math.inf, math.inf)
+    assert (nothing.pairs, nothing.games) == (0, 0)
+    assert estimate_games(Trinomial(0, 0, 0)).status == "empty"
 
 
-def test_degenerate_sprt() -> None:
-    empty = sprt_pairs(Pentanomial((0, 0, 0, 0, 0)))
-    assert (empty.llr, empty.verdict, empty.pairs, empty.games) == (0.0, "continue", 0, 0)
-    assert sprt_games(Trinomial(0, 0, 0)).llr == 0.0
-    n = MIN_SPRT_UNITS
-    wins = sprt_pairs(Pentanomial((0, 0, 0, 0, n)))
-    assert math.isfinite(wins.llr) and wins.verdict == "accept"
-    assert sprt_pairs(Pentanomial((0, 0, 0, 0, n - 1))).verdict == "continue"  # too few yet
-    draws = sprt_pairs(Pentanomial((0, 0, n, 0, 0)))  # dead even: not 20 Elo better
-    assert math.isfinite(draws.llr) and draws.verdict == "reject"
-    assert sprt_games(Trinomial(0, 0, n)).verdict == "reject"
-    assert sprt_games(Trinomial(n, 0, 0)).verdict == "accept"
+@pytest.mark.parametrize("n", [1, 9, 50, 100])
+def test_a_perfect_record_has_a_one_sided_bound_and_no_estimate(n: int) -> None:
+    wins = estimate_pairs(Pentanomial((0, 0, 0, 0, n)))
+    assert wins.status == "no finite estimate" and wins.elo is None and wins.los is None
+    assert wins.upper == math.inf
+    # Markov: P(all n pairs won) <= s^n, so s >= 0.025^(1/n) at 97.5% confidence.
+    assert wins.lower == pytest.approx(-400 * math.log10(1 / TAIL ** (1 / n) - 1))
+    assert wins.lower < MAX_ELO  # never past the clamp, never a zero-width interval
+    losses = estimate_games(Trinomial(0, 0, n))
+    assert losses.status == "no finite estimate"
+    assert losses.lower == -math.inf and losses.upper == pytest.approx(-wins.lower)
+    if n == 50:
+        assert round(wins.lower) == 446  # 50 pairs won twice: > +446 at 95%
 
 
-# --- SPRT --------------------------------------------------------------------------------------
+def test_the_one_sided_bound_holds_its_level_by_simulation() -> None:
+    # The worst case for the bound: at the bound's score s, pairs are WW with probability s and
+    # LL otherwise, and a perfect record has probability s^n = TAIL exactly (other models with
+    # mean s make it rarer: P(WW) <= s). So the bound is exact there, and conservative elsewhere.
+    rng = random.Random(7)
+    n, runs = 10, 20_000
+    s = logistic(estimate_pairs(Pentanomial((0, 0, 0, 0, n))).lower)
+    assert s**n == pytest.approx(TAIL)
+    perfect = sum(all(rng.random() < s for _ in range(n)) for _ in range(runs))
+    sampling = 3 * math.sqrt(TAIL * (1 - TAIL) / runs)
+    assert abs(perfect / runs - TAIL) <= sampling
 
 
-def test_sprt_bounds_and_llr_by_hand() -> None:
-    r = sprt_pairs(Pentanomial((5, 10, 40, 30, 15)))  # m = 0.6, v = 0.065, N = 100
-    assert r.lower_bound == pytest.approx(-BOUND) and r.upper_bound == pytest.approx(BOUND)
-    assert r.llr == pytest.approx(100 * (S1 - S0) * (2 * 0.6 - S0 - S1) / (2 * 0.065))
-    assert r.verdict == "accept"
-    assert (r.elo0, r.elo1, r.alpha, r.beta, r.pairs, r.games) == (0.0, 20.0, 0.05, 0.05, 100, 200)
-    g = sprt_games(Trinomial(6, 2, 2), min_games=0)  # m = 0.7, v = 0.16, N = 10
-    assert g.llr == pytest.approx(10 * (S1 - S0) * (2 * 0.7 - S0 - S1) / (2 * 0.16))
-    assert (g.verdict, g.pairs, g.games) == ("continue", 0, 10)
+def test_no_spread_uses_the_widest_variance_not_a_zero_width_interval() -> None:
+    steady = estimate_pairs(Pentanomial((0, 0, 0, 4, 0)))  # always 1.5: score 0.75
+    assert steady.status == "no spread"
+    assert steady.elo == pytest.approx(400 * math.log10(3))
+    se = math.sqrt(0.75 * 0.25 / 4)
+    assert steady.lower == pytest.approx(elo_bound(0.75 - Z95 * se))
+    assert steady.upper == math.inf  # 0.75 + 1.96 se > 1: no upper bound at 4 pairs
+    splits = estimate_pairs(Pentanomial((0, 0, 50, 0, 0)))
+    assert splits.status == "no spread" and splits.elo == 0.0 and splits.los == 0.5
+    assert splits.lower == pytest.approx(-splits.upper) and splits.upper > 50
 
 
-def test_sprt_regularises_empty_classes_like_fishtest() -> None:
-    # fishtest replaces a zero count by 1e-3 and uses the regularised total as N.
-    w = [REGULARIZATION, REGULARIZATION, 60.0, REGULARIZATION, 40.0]
-    x = [0.0, 0.25, 0.5, 0.75, 1.0]
-    n = sum(w)
-    m = sum(a * b for a, b in zip(w, x, strict=True)) / n
-    v = sum(a * (b - m) ** 2 for a, b in zip(w, x, strict=True)) / n
-    r = sprt_pairs(Pentanomial((0, 0, 60, 0, 40)))
-    assert r.llr == pytest.approx(n * (S1 - S0) * (2 * m - S0 - S1) / (2 * v))
-
-
-@given(counts5.filter(lambda c: min(c) > 0), st.integers(2, 5))
-def test_llr_grows_linearly_with_the_sample(c: tuple[int, ...], k: int) -> None:
-    one = sprt_pairs(Pentanomial((c[0], c[1], c[2], c[3], c[4])))
-    many = sprt_pairs(Pentanomial((c[0] * k, c[1] * k, c[2] * k, c[3] * k, c[4] * k)))
-    assert many.llr == pytest.approx(k * one.llr, rel=1e-9, abs=1e-9)
-
-
-def test_sprt_parameters_are_validated() -> None:
-    p = Pentanomial((1, 2, 3, 2, 1))
-    with pytest.raises(ValueError, match="elo0"):
-        sprt_pairs(p, elo0=20.0, elo1=20.0)
-    with pytest.raises(ValueError, match="alpha"):
-        sprt_pairs(p, alpha=0.0)
-    with pytest.raises(ValueError, match="alpha"):
-        sprt_games(Trinomial(1, 1, 1), alpha=1.0)
-    with pytest.raises(ValueError, match="beta"):
-        sprt_pairs(p, beta=1.5)
-    with pytest.raises(ValueError, match="alpha \\+ beta"):
-        sprt_pairs(p, alpha=0.6, beta=0.5)
-    with pytest.raises(ValueError, match="min_pairs"):
-        sprt_pairs(p, min_pairs=-1)
-    with pytest.raises(ValueError, match="min_games"):
-        sprt_games(Trinomial(1, 1, 1), min_games=-1)
-    r = sprt_pairs(p, elo0=-5.0, elo1=5.0, alpha=0.01, beta=0.1)
-    assert r.lower_bound == pytest.approx(math.log(0.1 / 0.99))
-    assert r.upper_bound == pytest.approx(math.log(0.9 / 0.01))
-
-
-# --- simulation --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("elo", [-100.0, 0.0, 20.0, 100.0])
-def test_pentanomial_probabilities_have_the_right_score(elo: float) -> None:
-    probs = pentanomial_probabilities(elo, draw_rate=0.05)
-    assert sum(probs) == pytest.approx(1.0)
-    assert sum(p * k / 4 for k, p in enumerate(probs)) == pytest.approx(logistic(elo))
-    with pytest.raises(ValueError, match="draw_rate"):
-        pentanomial_probabilities(800.0, draw_rate=0.5)
-
-
-def test_sprt_error_rates_at_the_hypotheses() -> None:
-    h1 = simulate_sprt(20.0, 200, random.Random(1))
-    assert h1.accept_rate >= 0.88
-    assert h1.undecided_rate == 0.0 and h1.max_pairs < 20_000
-    h0 = simulate_sprt(0.0, 200, random.Random(2))
-    assert h0.accept_rate <= 0.12
-    assert h0.undecided_rate == 0.0 and h0.max_pairs < 20_000
-
-
-def test_sprt_decides_clear_cases_quickly() -> None:
-    better = simulate_sprt(100.0, 200, random.Random(3))
-    assert better.accept_rate == 1.0 and better.mean_pairs < 200 and better.max_pairs < 1000
-    worse = simulate_sprt(-100.0, 200, random.Random(4))
-    assert worse.reject_rate == 1.0 and worse.mean_pairs < 200 and worse.max_pairs < 1000
-
-
-def test_simulation_is_reproducible_and_respects_the_cap() -> None:
-    a = simulate_sprt(10.0, 20, random.Random(5), max_pairs=300)
-    assert a == simulate_sprt(10.0, 20, random.Random(5), max_pairs=300)
-    assert a.max_pairs <= 300
-    assert a.accept_rate + a.reject_rate + a.undecided_rate == pytest.approx(1.0)
-    with pytest.raises(ValueError, match="runs"):
-        simulate_sprt(0.0, 0, random.Random(5))
+def test_intervals_reaching_a_score_of_1_are_unbounded_not_clamped() -> None:
+    e = estimate_pairs(Pentanomial((0, 0, 0, 1, 3)))
+    assert e.status == "ok" and e.upper == math.inf and math.isfinite(e.lower)
+    assert elo_bound(0.0) == -math.inf and elo_bound(1.0) == math.inf
+    assert elo_bound(0.75) == pytest.approx(elo_from_score(0.75))

@@ -1,0 +1,259 @@
+"""Counting results and estimating an Elo difference with a 95% interval and the LOS.
+
+A *game* scores 1, 0.5 or 0 for player A (a Gin game can end with no winner, at the hand cap).
+Tournaments play *duplicate pairs* -- the same deals twice with the seats swapped -- and a pair
+is one statistical unit scoring 0, 0.5, 1, 1.5 or 2: the pentanomial model. Unpaired games use
+the trinomial model. See ``docs/statistics.md``. Pure: stdlib ``math`` only.
+
+>>> p = Pentanomial.from_pair_scores([2, 1.5, 1, 1, 0.5, 2, 1.5, 1])
+>>> p.counts, p.pairs, p.games, p.mean
+((0, 1, 3, 2, 2), 8, 16, 0.65625)
+>>> e = estimate_pairs(p)
+>>> e.lower < e.elo < e.upper, round(e.elo), e.status
+(True, 112, 'ok')
+>>> estimate_pairs(Pentanomial((0, 0, 0, 0, 0))).status
+'empty'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+SCORE_EPSILON = 1e-6
+"""Scores are clamped to [SCORE_EPSILON, 1 - SCORE_EPSILON] before conversion to Elo."""
+MAX_ELO = 400.0 * math.log10((1.0 - SCORE_EPSILON) / SCORE_EPSILON)
+"""The clamp of :func:`elo_from_score` (about 2400); reports use :func:`elo_bound` instead."""
+Z95 = 1.959963984540054
+"""The two-sided 95% quantile of the standard normal distribution."""
+TAIL = 0.025
+"""Probability left in each tail of the 95% intervals (also of a one-sided bound)."""
+
+EstimateStatus = Literal["ok", "no spread", "no finite estimate", "empty"]
+PAIR_VALUES = (0.0, 0.25, 0.5, 0.75, 1.0)  # per-game average score of each pentanomial class
+GAME_VALUES = (1.0, 0.5, 0.0)  # score of a win, a draw, a loss (Trinomial order)
+_PAIR_INDEX = {0.0: 0, 0.5: 1, 1.0: 2, 1.5: 3, 2.0: 4}
+GAME_SCORES = (0.0, 0.5, 1.0)
+
+
+def _check_counts(name: str, counts: Sequence[int]) -> None:
+    for c in counts:
+        if not isinstance(c, int) or isinstance(c, bool) or c < 0:
+            raise ValueError(f"{name} counts must be non-negative integers, got {c!r}")
+
+
+def moments(
+    counts: Sequence[int], values: Sequence[float], empty: float = 0.0
+) -> tuple[float, float, float]:
+    """Total weight, mean and (population) variance, a zero count weighing ``empty``.
+
+    Nothing counted: (0, 0.5, 0). Plain loops: this is the simulation's inner loop.
+    """
+    n = total = 0.0
+    for c, x in zip(counts, values, strict=True):
+        w = c or empty
+        n += w
+        total += w * x
+    if n == 0:
+        return 0.0, 0.5, 0.0
+    mean, var = total / n, 0.0
+    for c, x in zip(counts, values, strict=True):
+        var += (c or empty) * (x - mean) ** 2
+    return n, mean, var / n
+
+
+def game_score(score: float) -> float:
+    if score not in GAME_SCORES or isinstance(score, bool):
+        raise ValueError(f"a game score must be 0, 0.5 or 1, got {score!r}")
+    return float(score)
+
+
+@dataclass(frozen=True)
+class Pentanomial:
+    """Counts of duplicate pairs scoring 0, 0.5, 1, 1.5 and 2 (player A's sum over the pair)."""
+
+    counts: tuple[int, int, int, int, int]
+
+    def __post_init__(self) -> None:
+        if len(self.counts) != 5:
+            raise ValueError(f"Pentanomial needs 5 counts, got {len(self.counts)}")
+        _check_counts("Pentanomial", self.counts)
+
+    @classmethod
+    def from_pair_scores(cls, scores: Iterable[float]) -> Pentanomial:
+        """Count pair scores; raises ValueError naming any value not in {0, 0.5, 1, 1.5, 2}."""
+        c = [0, 0, 0, 0, 0]
+        for s in scores:
+            index = None if isinstance(s, bool) else _PAIR_INDEX.get(s)
+            if index is None:
+                raise ValueError(f"a pair score must be 0, 0.5, 1, 1.5 or 2, got {s!r}")
+            c[index] += 1
+        return cls((c[0], c[1], c[2], c[3], c[4]))
+
+    @property
+    def pairs(self) -> int:
+        """Number of pairs."""
+        return sum(self.counts)
+
+    @property
+    def games(self) -> int:
+        """Number of games (two per pair)."""
+        return 2 * self.pairs
+
+    @property
+    def mean(self) -> float:
+        """Mean per-game score of player A in [0, 1]; 0.5 when there are no pairs."""
+        return moments(self.counts, PAIR_VALUES)[1]
+
+    @property
+    def variance_per_pair(self) -> float:
+        """Empirical variance of a pair's per-game average (pair score / 2); 0 when empty."""
+        return moments(self.counts, PAIR_VALUES)[2]
+
+
+@dataclass(frozen=True)
+class Trinomial:
+    """Counts of unpaired games won, drawn and lost by player A."""
+
+    wins: int
+    draws: int
+    losses: int
+
+    def __post_init__(self) -> None:
+        _check_counts("Trinomial", (self.wins, self.draws, self.losses))
+
+    @classmethod
+    def from_scores(cls, scores: Iterable[float]) -> Trinomial:
+        """Count game scores; raises ValueError naming any value not in {0, 0.5, 1}."""
+        c = [0, 0, 0]
+        for s in scores:
+            c[GAME_VALUES.index(game_score(s))] += 1
+        return cls(c[0], c[1], c[2])
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        """(wins, draws, losses)."""
+        return self.wins, self.draws, self.losses
+
+    @property
+    def games(self) -> int:
+        """Number of games."""
+        return self.wins + self.draws + self.losses
+
+    @property
+    def mean(self) -> float:
+        """Mean score of player A in [0, 1]; 0.5 when there are no games."""
+        return moments(self.counts, GAME_VALUES)[1]
+
+    @property
+    def variance(self) -> float:
+        """Empirical variance of one game's score; 0 when there are no games."""
+        return moments(self.counts, GAME_VALUES)[2]
+
+
+def pair_scores(results: Sequence[tuple[float, float]]) -> list[float]:
+    """Pair scores from (A's score in game 1, A's score in game 2) per pair, each 0, 0.5 or 1."""
+    return [game_score(first) + game_score(second) for first, second in results]
+
+
+def logistic(elo: float) -> float:
+    """Expected score of a player ``elo`` stronger: 1 / (1 + 10^(-elo/400)); never overflows."""
+    if elo >= 0:
+        return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
+    t = math.pow(10.0, elo / 400.0)
+    return t / (1.0 + t)
+
+
+def elo_from_score(score: float) -> float:
+    """Inverse of :func:`logistic`: -400 log10(1/score - 1).
+
+    The score is first clamped to [SCORE_EPSILON, 1 - SCORE_EPSILON] (values outside [0, 1] too),
+    so the result is always finite: exactly +-MAX_ELO at the clamps. NaN raises ValueError.
+    """
+    if math.isnan(score):
+        raise ValueError("score is NaN")
+    if score >= 1.0 - SCORE_EPSILON:
+        return MAX_ELO
+    if score <= SCORE_EPSILON:
+        return -MAX_ELO
+    return max(-MAX_ELO, min(MAX_ELO, -400.0 * math.log10(1.0 / score - 1.0)))
+
+
+def elo_bound(score: float) -> float:
+    """Elo of a score without clamping: -inf at or below 0, +inf at or above 1."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0) + 0.0  # + 0.0: never -0.0
+
+
+def normal_cdf(x: float) -> float:
+    """Phi(x), the standard normal distribution function."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+@dataclass(frozen=True)
+class EloEstimate:
+    """Elo difference of A over B with a 95% interval and the likelihood of superiority.
+
+    ``status`` says what the numbers are:
+
+    - ``"ok"``: ``elo`` is the estimate, [``lower``, ``upper``] the 95% interval (an end is
+      infinite when the score interval reaches 0 or 1), ``los`` the LOS;
+    - ``"no spread"``: every unit scored the same (not 0 and not 1), so the sample has no
+      variance; the interval uses the largest variance a score with that mean can have;
+    - ``"no finite estimate"``: A won (or lost) every unit; ``elo`` and ``los`` are None and
+      the interval is one-sided: ``lower`` > -inf with ``upper`` = +inf (or the mirror);
+    - ``"empty"``: nothing to estimate from; ``elo``, ``score`` and ``los`` are None.
+    """
+
+    elo: float | None
+    lower: float
+    upper: float
+    los: float | None
+    score: float | None
+    games: int
+    pairs: int
+    status: EstimateStatus = "ok"
+
+
+def _estimate(
+    counts: Sequence[int], values: Sequence[float], games: int, pairs: int
+) -> EloEstimate:
+    units, mean, var = moments(counts, values)
+    n = round(units)
+    if n == 0:
+        return EloEstimate(None, -math.inf, math.inf, None, None, 0, 0, "empty")
+    if mean in (0.0, 1.0):
+        # Every unit won (lost): the likelihood grows without bound, no finite estimate. A unit
+        # scoring the maximum has probability <= its mean score s (Markov), so all n doing so
+        # has probability <= s^n: s >= TAIL^(1/n) at 1 - TAIL confidence, whatever the model.
+        bound = elo_bound(TAIL ** (1.0 / n))
+        lower, upper = (bound, math.inf) if mean == 1.0 else (-math.inf, -bound)
+        return EloEstimate(None, lower, upper, None, mean, games, pairs, "no finite estimate")
+    status: EstimateStatus = "ok"
+    if var == 0.0:
+        status, var = "no spread", mean * (1.0 - mean)  # the largest variance at this mean
+    se = math.sqrt(var / n)
+    los = normal_cdf((mean - 0.5) / se)
+    lower, upper = elo_bound(mean - Z95 * se), elo_bound(mean + Z95 * se)
+    return EloEstimate(elo_bound(mean), lower, upper, los, mean, games, pairs, status)
+
+
+def estimate_pairs(p: Pentanomial) -> EloEstimate:
+    """Elo, 95% interval and LOS from duplicate pairs (the pair is the unit).
+
+    With m the mean per-game score, v the variance of a pair's per-game average and N pairs:
+    elo = elo_bound(m), interval elo_bound(m -+ Z95 sqrt(v / N)), LOS = Phi((m - 0.5) /
+    sqrt(v / N)). No pairs, all pairs alike and all pairs won or lost are reported through
+    :attr:`EloEstimate.status` (see there and ``docs/statistics.md``).
+    """
+    return _estimate(p.counts, PAIR_VALUES, p.games, p.pairs)
+
+
+def estimate_games(t: Trinomial) -> EloEstimate:
+    """As :func:`estimate_pairs` for unpaired games (the game is the unit; ``pairs`` is 0)."""
+    return _estimate(t.counts, GAME_VALUES, t.games, 0)
