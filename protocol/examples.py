@@ -147,6 +147,8 @@ EXAMPLES: Mapping[str, Message] = {
         rules_hash="75a852a779d24e6c",
         time_control=TimeControl(move_ms=1000, bank_ms=30000, grace_ms=250, startup_ms=10000),
         seed="161803398874",
+        deal_commitment="3d98127073bb24575391dbfadf7a3ceaf08aaf60ebcb4b5feda519a65ad62be2",
+        deal_id="m-0007",
     ),
     "hand_start": HandStart(
         game=0,
@@ -184,7 +186,14 @@ EXAMPLES: Mapping[str, Message] = {
         scores=(26, 12),
     ),
     "game_end": GameEnd(game=0, winner=0, scores=(231, 40), hands_won=(5, 2)),
-    "match_end": MatchEnd("win", games_won=(2, 1), points=(512, 300), reason="normal", fault=None),
+    "match_end": MatchEnd(
+        "win",
+        games_won=(2, 1),
+        points=(512, 300),
+        reason="normal",
+        fault=None,
+        deal_key="9f1c2a7be04d3c58a6e1f0b2d47c9e38115a6b7c8d9e0f1a2b3c4d5e6f708192",
+    ),
     "match_end_fault": MatchEnd(
         "loss",
         games_won=(0, 1),

@@ -247,6 +247,8 @@ def _match_start(m: Obj, p: str) -> MatchStart:
         rules_hash=field(m, p, "rules_hash", check_str),
         time_control=field(m, p, "time_control", _time_control),
         seed=optional(m, p, "seed", check_str, 1, 64),
+        deal_commitment=optional(m, p, "deal_commitment", check_str, 1, 128),
+        deal_id=optional(m, p, "deal_id", check_str, 1, 256),
     )
 
 
@@ -311,6 +313,7 @@ def _match_end(m: Obj, p: str) -> MatchEnd:
         points=field(m, p, "points", check_pair),
         reason=field(m, p, "reason", check_enum, MATCH_END_REASONS),
         fault=nullable(m, p, "fault", _fault),
+        deal_key=optional(m, p, "deal_key", check_str, 1, 128),
     )
 
 

@@ -282,7 +282,9 @@ class MatchStart:
     ``rules`` is a mapping (not hashable, so neither is this message). ``seed``, when given,
     is the seed for the bot's own randomness in this match (the ``GIN_BOT_SEED`` a freshly
     started bot gets): a bot that seeds from it plays a replayed match the same way, whichever
-    matches its process played before.
+    matches its process played before. ``deal_commitment`` (hex SHA-256) commits the referee
+    to the deal key that every deck of the match derives from, under ``deal_id``; the key is
+    revealed after the match (``MatchEnd.deal_key``) or after the tournament.
     """
 
     TYPE: ClassVar[str] = "match_start"
@@ -294,6 +296,8 @@ class MatchStart:
     rules_hash: str
     time_control: TimeControl
     seed: str | None = None
+    deal_commitment: str | None = None
+    deal_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,7 +371,8 @@ class GameEnd:
 
 @dataclass(frozen=True, slots=True)
 class MatchEnd:
-    """The match is over; ``result`` is from the receiver's point of view."""
+    """The match is over; ``result`` is from the receiver's point of view. ``deal_key``, when
+    given, is the revealed deal key (hex) that ``MatchStart.deal_commitment`` committed to."""
 
     TYPE: ClassVar[str] = "match_end"
     result: str
@@ -375,6 +380,7 @@ class MatchEnd:
     points: IntPair
     reason: str
     fault: Fault | None
+    deal_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

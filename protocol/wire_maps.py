@@ -132,7 +132,7 @@ def _match_start(m: MatchStart) -> dict[str, Any]:
             "startup_ms": tc.startup_ms,
         },
     }
-    return _optional(d, seed=m.seed)
+    return _optional(d, seed=m.seed, deal_commitment=m.deal_commitment, deal_id=m.deal_id)
 
 
 def _hand_end(m: HandEnd) -> dict[str, Any]:
@@ -153,7 +153,7 @@ def _hand_end(m: HandEnd) -> dict[str, Any]:
 
 def _match_end(m: MatchEnd) -> dict[str, Any]:
     f = m.fault
-    return {
+    d = {
         "type": "match_end",
         "result": m.result,
         "games_won": m.games_won,
@@ -161,6 +161,7 @@ def _match_end(m: MatchEnd) -> dict[str, Any]:
         "reason": m.reason,
         "fault": None if f is None else {"code": f.code, "detail": f.detail},
     }
+    return _optional(d, deal_key=m.deal_key)
 
 
 _ENCODERS: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
