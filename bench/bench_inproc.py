@@ -31,7 +31,8 @@ from protocol.codec import decode_action, encode
 from protocol.schema import Hello
 from referee.cli.logs import configure
 from referee.match.clock import TimeControl
-from referee.match.config import MatchConfig, seeded_deck
+from referee.match.config import MatchConfig
+from referee.match.deals import Deal
 from referee.match.hub import Hub
 from referee.match.play import play_match
 from referee.match.request import request_bytes
@@ -93,7 +94,9 @@ def core_only(seed: int, hands: int) -> tuple[int, float]:
     rules = RuleSet.preset("standard")
     steps = []
     for hand in range(hands):
-        state = deal(rules, seeded_deck(seed, 0, hand), dealer=hand % 2, scores=(0, 0))
+        state = deal(
+            rules, Deal.from_seed(seed).deck("bench", 0, hand), dealer=hand % 2, scores=(0, 0)
+        )
         rid = 1
         while not state.is_over:
             legal = legal_actions(state)

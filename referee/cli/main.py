@@ -18,6 +18,7 @@ from referee.cli.logs import configure
 from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
+from referee.match.deals import parse_key
 from referee.match.faults import FaultPolicy
 from referee.match.record import RecordError, replay_record
 from referee.match.result import MatchResult
@@ -42,7 +43,13 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument(
         "--rules", default="standard", help="preset: standard, classic, oklahoma, straight"
     )
-    m.add_argument("--seed", type=int, default=0, help="deal seed (default 0)")
+    m.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="public deal seed for testing one's own bots: deals are then NOT secret "
+        "(default: a secret random deal key, revealed at the end)",
+    )
     m.add_argument("--move-time", type=float, default=1.0, help="seconds per decision")
     m.add_argument("--bank", type=float, default=30.0, help="per-game time bank, seconds")
     m.add_argument("--grace", type=float, default=0.05, help="network grace, seconds")
@@ -68,13 +75,24 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--log-level", default="info")
     d = sub.add_parser("demo", help="a match between the sample bots (greedy vs random)")
     d.add_argument("--games", type=int, default=10, help="games to play (default 10)")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=int, default=None, help="public deal seed (NOT secret)")
     d.add_argument("--out", type=Path, default=Path("runs/demo"), help="output directory")
     d.add_argument("--json", action="store_true", help="print a machine summary")
     add_commands(sub)
     r = sub.add_parser("replay", help="verify a record and print its hands")
     r.add_argument("record", type=Path)
     r.add_argument("--quiet", action="store_true", help="only the verdict")
+    r.add_argument(
+        "--verify",
+        action="store_true",
+        help="also re-derive every deck from the deal key and check the key's commitment",
+    )
+    r.add_argument(
+        "--deal-key",
+        default=None,
+        help="the deal key (hex) when the record does not reveal it: a tournament's, "
+        "printed by `gin-referee results` once the tournament has ended",
+    )
     return parser
 
 
@@ -163,7 +181,14 @@ async def _match(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     try:
-        report = replay_record(args.record)
+        key = None if args.deal_key is None else parse_key(args.deal_key)
+    except ValueError as err:
+        print(f"gin-referee: error: --deal-key: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        report = replay_record(
+            args.record, verify_deals=args.verify or key is not None, deal_key=key
+        )
     except RecordError as err:
         print(f"record does not verify: {err}", file=sys.stderr)
         return EXIT_VERIFY
@@ -174,6 +199,7 @@ def _replay(args: argparse.Namespace) -> int:
         f"verified: {report.hands} hand(s), {report.games} game(s), "
         f"{report.faults} fault(s); {status}"
     )
+    print(report.deals)
     return EXIT_OK
 
 
@@ -195,7 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "match",
                 f"{python} -m sample_bots.greedy_bot",
                 f"{python} -m sample_bots.random_bot",
-                "--games", str(args.games), "--seed", str(args.seed), "--out", str(args.out),
+                "--games", str(args.games), "--out", str(args.out),
+                *([] if args.seed is None else ["--seed", str(args.seed)]),
                 *(["--json"] if args.json else []),
             ]
         )  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import signal
 import sys
 from collections import defaultdict
@@ -13,6 +14,7 @@ from referee.match.clock import TimeControl
 from referee.match.faults import FaultPolicy
 from referee.rules import RuleSet
 from referee.tournament.config import BotEntry, ConfigError, TournamentConfig, load_config
+from referee.tournament.dealkey import deal_status
 from referee.tournament.progress import Progress
 from referee.tournament.report import compute_standings, estimate_text, render
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
@@ -54,7 +56,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     s.add_argument("--rules", default="standard")
     s.add_argument("--move-time", type=float, default=1.0)
     s.add_argument("--bank", type=float, default=30.0)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument(
+        "--seed", type=int, default=None, help="public deal seed: deals NOT secret (testing only)"
+    )
     s.add_argument("--out", type=Path, default=Path("runs/sprt"))
     s.add_argument("--log-level", default="warning")
     v = sub.add_parser("serve", help="daemon: run a tournament as registered remote bots connect")
@@ -158,12 +162,19 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
 
 
 def results_text(out: Path, fmt: str, prior_draws: float = 0.0) -> str:
-    """Standings of the tournament stored in ``out``."""
+    """Standings of the tournament stored in ``out``, with its deal commitment (and, once every
+    game is played, its deal key: ``csv`` has the standings only)."""
     store = Store.open(out / "tournament.sqlite")
     try:
-        return render(compute_standings(store.games(), prior_draws=prior_draws), fmt)
+        text = render(compute_standings(store.games(), prior_draws=prior_draws), fmt)
+        deals = deal_status(out, store)
     finally:
         store.close()
+    if fmt == "json":
+        return json.dumps({**json.loads(text), "deals": deals.to_dict()}, indent=2)
+    if fmt == "table":
+        return "\n".join([text, *deals.lines()])
+    return text
 
 
 def run_results(args: argparse.Namespace) -> int:

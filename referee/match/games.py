@@ -131,6 +131,8 @@ class MatchGames:
                     rules_hash=config.rules.rules_hash,
                     time_control=WireTimeControl(**config.time.to_wire()),
                     seed=link.seed,
+                    deal_commitment=config.deal.commitment,
+                    deal_id=config.deal_label,
                 )
             )
         for game_no in range(config.games):

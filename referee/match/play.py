@@ -17,7 +17,7 @@ import contextlib
 
 from protocol.schema import Fault as WireFault
 from protocol.schema import MatchEnd
-from referee.match.config import MatchConfig, seeded_deck
+from referee.match.config import MatchConfig
 from referee.match.faults import Fault
 from referee.match.games import (
     Aborted,
@@ -47,7 +47,8 @@ async def play_match(
     The caller starts the bot processes (or remote bots connect with their tokens) and
     tears them down afterwards; this function never raises for anything a bot does.
     """
-    source = deck_source or (lambda g, h: seeded_deck(config.seed, g, h))
+    label = config.deal_label
+    source = deck_source or (lambda g, h: config.deal.deck(label, g, h))
     match = MatchGames(config, links, recorder, source, stop)
     watchers = [asyncio.ensure_future(link.watch_process()) for link in links]
     beats: list[asyncio.Future[None]] = []
@@ -55,12 +56,16 @@ async def play_match(
     reason = "aborted"
     forfeit: Fault | None = None
     interrupted = False
+    revealed = config.deal.key_hex if config.reveal_key else None
     if recorder is not None:
         recorder.header(
             match_id=config.match_id,
             rules=config.rules.to_dict(),
             rules_hash=config.rules.rules_hash,
             seed=config.seed,
+            deal_commitment=config.deal.commitment,
+            deal_id=label,
+            deal_secret=config.deal.secret,
             seats=[link.name for link in links],
             time_control=config.time.to_wire(),
             policy=str(config.policy),
@@ -81,7 +86,7 @@ async def play_match(
         except Aborted:
             interrupted = True
         except asyncio.CancelledError:
-            _close_aborted(match, links, recorder)
+            _close_aborted(match, links, recorder, revealed)
             raise
     finally:
         for link in links:
@@ -117,6 +122,7 @@ async def play_match(
                 (a.points, b.points),
                 why,
                 wire_fault,
+                revealed,
             )
         )
     result = MatchResult(
@@ -127,6 +133,9 @@ async def play_match(
         seats=match.seats,
         interrupted=interrupted,
         record_path=None if recorder is None else str(recorder.path),
+        deal_commitment=config.deal.commitment,
+        deal_key=revealed,
+        deal_secret=config.deal.secret,
     )
     if recorder is not None:
         recorder.write(
@@ -138,6 +147,7 @@ async def play_match(
                 "games_played": match.games_played,
                 "games_won": [s.games_won for s in match.seats],
                 "points": [s.points for s in match.seats],
+                "deal_key": revealed,
             }
         )
     match.log.info("match over", winner=winner, reason=reason)
@@ -145,14 +155,24 @@ async def play_match(
 
 
 def _close_aborted(
-    match: MatchGames, links: tuple[SeatLink, SeatLink], recorder: MatchRecorder | None
+    match: MatchGames,
+    links: tuple[SeatLink, SeatLink],
+    recorder: MatchRecorder | None,
+    revealed: str | None,
 ) -> None:
     """Best effort on cancellation: tell the bots and close the record as aborted."""
     a, b = match.seats
     for link in links:
         if not link.finished:
             link.send(
-                MatchEnd("draw", (a.games_won, b.games_won), (a.points, b.points), "aborted", None)
+                MatchEnd(
+                    "draw",
+                    (a.games_won, b.games_won),
+                    (a.points, b.points),
+                    "aborted",
+                    None,
+                    revealed,
+                )
             )
     if recorder is not None:
         recorder.write(
@@ -164,5 +184,6 @@ def _close_aborted(
                 "games_played": match.games_played,
                 "games_won": [a.games_won, b.games_won],
                 "points": [a.points, b.points],
+                "deal_key": revealed,
             }
         )

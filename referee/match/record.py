@@ -1,11 +1,12 @@
 """Match records: a JSON Lines file per match, and their verified replay.
 
 Line types (each a JSON object with ``type``): ``header`` (schema version, match id, rules and
-hash, seed, seat names, time control, policy), ``hand`` (game, hand, dealer, the 52-card deck
-order, scores before, every action with its seat and elapsed milliseconds, and the result),
-``fault``, ``game`` (winner and totals) and ``match_end``. A hand line is written when the
-hand ends, so a decision costs no I/O; every line is flushed as written, so a killed referee
-loses at most the hand in progress. See docs/records.md.
+hash, seed, deal commitment, deal id and secret flag, seat names, time control, policy),
+``hand`` (game, hand, dealer, the 52-card deck order, scores before, every action with its seat
+and elapsed milliseconds, and the result), ``fault``, ``game`` (winner and totals) and
+``match_end`` (with the revealed deal key, unless a tournament keeps it sealed). A hand line is
+written when the hand ends, so a decision costs no I/O; every line is flushed as written, so a
+killed referee loses at most the hand in progress. See docs/records.md.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from referee.match.deals import commitment, deck_order, parse_key
 from referee.match.faults import Fault
 from referee.rules import (
     DECK,
@@ -130,6 +132,12 @@ class ReplayReport:
     """A readable account of every hand."""
     complete: bool = False
     """Whether the record ends with ``match_end``."""
+    decks: list[tuple[int, int, int, list[int]]] = field(default_factory=list)
+    """Every hand's (line, game, hand, deck card indices), for the deal check."""
+    revealed: tuple[int, str] | None = None
+    """The ``match_end`` line and the deal key it reveals, if any."""
+    deals: str = "deals: not verified (--verify re-derives every deck from the deal key)"
+    """The deal check's verdict."""
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -154,8 +162,14 @@ def _check(cond: bool, path: Path, line: int, reason: str) -> None:
         raise RecordError(str(path), line, reason)
 
 
-def replay_record(path: Path) -> ReplayReport:
-    """Re-apply every hand of a record through the rules engine and verify every result."""
+def replay_record(
+    path: Path, *, verify_deals: bool = False, deal_key: bytes | None = None
+) -> ReplayReport:
+    """Re-apply every hand of a record through the rules engine and verify every result.
+
+    With ``verify_deals``, also check that the deal key (``deal_key``, else the one the record's
+    ``match_end`` reveals) matches the header's commitment and re-derives every recorded deck.
+    """
     lines = _lines(path)
     first = next(lines, None)
     _check(first is not None, path, 1, "empty record")
@@ -181,6 +195,9 @@ def replay_record(path: Path) -> ReplayReport:
         try:
             if kind == "hand":
                 _replay_hand(rec, rules, names, games, report)
+                report.decks.append(
+                    (number, rec["game"], rec["hand"], [Card.parse(t).index for t in rec["deck"]])
+                )
             elif kind == "game":
                 _verify_game(rec, rules, games, report)
             elif kind == "fault":
@@ -191,12 +208,55 @@ def replay_record(path: Path) -> ReplayReport:
                 )
             elif kind == "match_end":
                 report.complete = True
+                if rec.get("deal_key") is not None:
+                    report.revealed = (number, rec["deal_key"])
                 report.lines.append(f"match end: {rec.get('reason')}, winner {rec.get('winner')}")
         except RecordError:
             raise
         except (RulesError, KeyError, TypeError, ValueError, IndexError) as err:
             raise RecordError(str(path), number, f"{type(err).__name__}: {err}") from err
+    if verify_deals:
+        _verify_deals(path, report, deal_key)
     return report
+
+
+def _verify_deals(path: Path, report: ReplayReport, given: bytes | None) -> None:
+    """The commitment check and the re-derivation of every deck (see docs/records.md)."""
+    header = report.header
+    promised, deal_id = header.get("deal_commitment"), header.get("deal_id")
+    if not isinstance(promised, str) or not isinstance(deal_id, str):
+        raise RecordError(str(path), 1, "the header has no deal_commitment and deal_id to verify")
+    line, key = 1, given
+    if key is None:
+        if report.revealed is None:
+            raise RecordError(
+                str(path), 1, "no deal key: the record does not reveal one (a tournament's key is"
+                " printed by `gin-referee results` once it has ended); pass --deal-key",
+            )  # fmt: skip
+        line = report.revealed[0]
+        try:
+            key = parse_key(str(report.revealed[1]))
+        except ValueError as err:
+            raise RecordError(str(path), line, f"bad deal_key: {err}") from err
+    if commitment(key) != promised:
+        raise RecordError(
+            str(path), line, f"the deal key does not match the header's deal_commitment "
+            f"{promised} (its commitment is {commitment(key)})",
+        )  # fmt: skip
+    for number, game, hand, deck in report.decks:
+        derived = deck_order(key, deal_id, game, hand)
+        if derived != deck:
+            at = next(i for i, (a, b) in enumerate(zip(deck, derived, strict=True)) if a != b)
+            raise RecordError(
+                str(path), number, f"game {game + 1} hand {hand + 1}: the recorded deck is not "
+                f"the one the deal key derives (position {at}: recorded {DECK[deck[at]]}, "
+                f"derived {DECK[derived[at]]})",
+            )  # fmt: skip
+    kind = "secret" if header.get("deal_secret", True) else "NOT secret: from a public seed"
+    report.deals = (
+        f"deals: {len(report.decks)} deck(s) re-derived from the deal key, which matches the "
+        f"commitment {promised} ({kind})"
+    )
 
 
 def _replay_hand(

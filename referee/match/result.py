@@ -71,6 +71,12 @@ class MatchResult:
     """True when the match was stopped by a signal before its end."""
     record_path: str | None = None
     """The record file, if one was written."""
+    deal_commitment: str | None = None
+    """The commitment to the deal key sent to the bots."""
+    deal_key: str | None = None
+    """The revealed deal key (hex); None while it stays sealed (a tournament's games)."""
+    deal_secret: bool = True
+    """False when the deals came from a public ``--seed`` (not secret)."""
 
     def to_dict(self) -> dict[str, object]:
         """The machine summary printed by ``--json``."""
@@ -83,5 +89,8 @@ class MatchResult:
             "games_played": self.games_played,
             "interrupted": self.interrupted,
             "record": self.record_path,
+            "deal_commitment": self.deal_commitment,
+            "deal_key": self.deal_key,
+            "deal_secret": self.deal_secret,
             "seats": [s.to_dict() for s in self.seats],
         }

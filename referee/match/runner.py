@@ -128,7 +128,7 @@ async def run_match(
             stderr_path = None
             if out_dir is not None:
                 stderr_path = out_dir / f"{config.match_id}.seat{link.seat}.stderr"
-            seed = str(config.seed * 2 + link.seat)
+            seed = config.deal.bot_seed(f"{config.match_id}/{link.seat}")
             await start_bot(
                 link,
                 spec.command,

@@ -64,8 +64,9 @@ class TournamentConfig:
     """Games per pairing (an even number when duplicate deals are on)."""
     duplicate: bool = True
     """Play every deal sequence twice with the seats swapped."""
-    seed: int = 0
-    """Seed of every deck order."""
+    seed: int | None = None
+    """A public seed for every deck order (strategy testing: such deals are NOT secret); None
+    (the default) draws a secret deal key, see :mod:`referee.tournament.dealkey`."""
     concurrency: int = 2
     """Games played at once."""
     rules: RuleSet
@@ -264,7 +265,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
         candidate=candidate,
         games_per_pairing=games,
         duplicate=duplicate,
-        seed=_get(t, "seed", int, src, "tournament.", 0),
+        seed=_get(t, "seed", int, src, "tournament."),
         concurrency=concurrency,
         rules=_rules(data.get("rules"), src),
         time=clock,

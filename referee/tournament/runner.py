@@ -5,20 +5,19 @@ worker's previous game of the same pairing when the bot plays several matches pe
 (``multi_match``, see :mod:`referee.tournament.bots`); a remote bot connects with its
 registered token instead. Games are taken from the store by workers with a
 lease (*claim*), *played*, and *recorded* in one transaction; a killed referee loses only the
-games in progress, which the next run (same command) plays again from their seeds.
+games in progress, which the next run (same command) plays again with the same deals.
 
-Duplicate deals: games ``2p`` and ``2p+1`` of a pairing share a ``deal_key``, so they see the
-same deck orders, with the seats swapped (the other bot deals the first hand and receives the
-cards the first bot received).
+Every deck derives from the tournament's one deal key (:mod:`referee.tournament.dealkey`) and
+the game's ``deal_id``. Duplicate deals: games ``2p`` and ``2p+1`` of a pairing share a
+``deal_id``, so they see the same deck orders, with the seats swapped (the other bot deals the
+first hand and receives the cards the first bot received).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
-import random
 import secrets
 import time
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match.config import MatchConfig
+from referee.match.deals import Deal
 from referee.match.hub import Hub
 from referee.match.play import play_match
 from referee.match.record import MatchRecorder
@@ -35,12 +35,12 @@ from referee.match.runner import start_bot
 from referee.match.seat import SeatLink
 from referee.net.process import BotCommand
 from referee.net.transport import RouterTransport, TransportConfig
-from referee.rules import Card, shuffled_deck
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
+from referee.tournament.dealkey import open_deal
 from referee.tournament.store import Claim, GameSpec, Store
 
-__all__ = ["GameOutcome", "TournamentRun", "deal_deck", "schedule"]
+__all__ = ["GameOutcome", "TournamentRun", "schedule"]
 
 LOGGER = logging.getLogger(__name__)
 LEASE_SECONDS = 300.0
@@ -57,23 +57,16 @@ def schedule(config: TournamentConfig) -> list[GameSpec]:
             seat0, seat1 = (second, first) if swap else (first, second)
             if config.duplicate:
                 pair_index: int | None = k // 2
-                deal_key = f"{config.seed}/{pairing}/pair{k // 2}"
+                deal_id = f"{pairing}/pair{k // 2}"
             else:
                 pair_index = None
-                deal_key = f"{config.seed}/{pairing}/game{k}"
-            games.append(GameSpec(len(games), pairing, seat0, seat1, deal_key, pair_index))
+                deal_id = f"{pairing}/game{k}"
+            games.append(GameSpec(len(games), pairing, seat0, seat1, deal_id, pair_index))
     return games
 
 
-def deal_deck(deal_key: str, hand: int) -> tuple[Card, ...]:
-    """The deck order of hand ``hand`` of the games sharing ``deal_key``."""
-    digest = hashlib.sha256(f"gin-referee/tdeck/{deal_key}/{hand}".encode()).digest()
-    return shuffled_deck(random.Random(int.from_bytes(digest[:16], "big")))
-
-
-def _bot_seed(spec: GameSpec, name: str) -> str:
-    digest = hashlib.sha256(f"{spec.deal_key}/{spec.game_id}/{name}".encode()).digest()
-    return str(int.from_bytes(digest[:6], "big"))
+def _bot_seed(deal: Deal, spec: GameSpec, name: str) -> str:
+    return deal.bot_seed(f"{spec.deal_id}/{spec.game_id}/{name}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +132,8 @@ class TournamentRun:
         self.lag_max = 0.0
         self.reused = 0
         """Seats played by a kept bot process instead of a new one (all workers)."""
+        self.deal = Deal.random()
+        """The tournament's deal secrets (replaced by :func:`open_deal` when the run starts)."""
 
     async def run(self) -> Store:
         """Play every unplayed game; returns the store (closed: reopen it to read results)."""
@@ -159,6 +154,7 @@ class TournamentRun:
                 self.resumed = True
                 released = store.release_all()
                 LOGGER.info("resuming: %d unfinished claim(s) released", released)
+            self.deal = open_deal(self.out, self.config.seed, store, created=created)
             silence = round(5000 * self.config.time.heartbeat)
             transport = RouterTransport(
                 TransportConfig(
@@ -259,7 +255,9 @@ class TournamentRun:
         match_config = MatchConfig(
             rules=config.rules,
             games=1,
-            seed=config.seed,
+            deal=self.deal,
+            deal_id=spec.deal_id,
+            reveal_key=False,
             time=config.time,
             policy=config.policy,
             strikes=config.strikes,
@@ -285,7 +283,7 @@ class TournamentRun:
                 token = entry.token if bot is None else bot.token
                 link = hub.open_seat(seat, config.time, token, reusable=token is not None)
                 link.name = entry.name
-                link.seed = _bot_seed(spec, entry.name)
+                link.seed = _bot_seed(self.deal, spec, entry.name)
                 if bot is not None:
                     link.process = bot.process
                 links.append(link)
@@ -296,7 +294,6 @@ class TournamentRun:
                 match_config,
                 (links[0], links[1]),
                 recorder=recorder,
-                deck_source=lambda _game, hand: deal_deck(spec.deal_key, hand),
                 stop=self.stop,
             )
         finally:
@@ -341,6 +338,6 @@ class TournamentRun:
             link,
             BotCommand.parse(entry.command),
             endpoint=hub.local_endpoint,
-            seed=_bot_seed(spec, entry.name),
+            seed=_bot_seed(self.deal, spec, entry.name),
             stderr_path=self.out / "stderr" / f"{match_id}.{entry.name}.stderr",
         )

@@ -32,13 +32,13 @@ from typing import Any, Self
 
 __all__ = ["SCHEMA_VERSION", "Claim", "GameRow", "GameSpec", "Store", "StoreError"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the table layout written by this module (table ``schema_version``)."""
 
 _APPLICATION = "gin-referee tournament store"
 _STATUSES = ("pending", "claimed", "done")
 _FAULT_COLUMNS = ("seat", "kind", "detail", "hand", "request_id")
-_GAME_COLUMNS = "game_id, pairing, seat0, seat1, deal_key, pair_index"
+_GAME_COLUMNS = "game_id, pairing, seat0, seat1, deal_id, pair_index"
 
 _FINAL = "BEGIN SELECT RAISE(ABORT, 'recorded data is final'); END;"
 _SCHEMA = f"""CREATE TABLE schema_version (version INTEGER NOT NULL);
@@ -47,7 +47,7 @@ CREATE TABLE tournament (id INTEGER PRIMARY KEY CHECK (id = 1), config_json TEXT
     config_hash TEXT NOT NULL, created_at REAL NOT NULL);
 CREATE TABLE games (
     game_id INTEGER PRIMARY KEY CHECK (game_id >= 0), pairing TEXT NOT NULL,
-    seat0 TEXT NOT NULL, seat1 TEXT NOT NULL, deal_key TEXT NOT NULL, pair_index INTEGER,
+    seat0 TEXT NOT NULL, seat1 TEXT NOT NULL, deal_id TEXT NOT NULL, pair_index INTEGER,
     status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'claimed', 'done')),
     owner TEXT, lease TEXT, lease_expires REAL, attempts INTEGER NOT NULL DEFAULT 0,
     result_json TEXT, timings_json TEXT, recorded_at REAL,
@@ -95,8 +95,9 @@ class GameSpec:
     """Bot in seat 0."""
     seat1: str
     """Bot in seat 1."""
-    deal_key: str
-    """What the deck orders derive from, e.g. ``seed/pairing/pair-index``."""
+    deal_id: str
+    """What the deck orders derive from along with the tournament's deal key, e.g.
+    ``alpha-vs-beta/pair3`` (shared by the two games of a duplicate pair)."""
     pair_index: int | None
     """Duplicate pair number within the pairing, None when unpaired."""
 
@@ -279,7 +280,7 @@ class Store:
         if ids != list(range(len(games))):
             raise ValueError("game ids must be exactly 0..N-1, each once")
         config_json = _dumps(config)
-        rows = [(g.game_id, g.pairing, g.seat0, g.seat1, g.deal_key, g.pair_index) for g in games]
+        rows = [(g.game_id, g.pairing, g.seat0, g.seat1, g.deal_id, g.pair_index) for g in games]
         with self._tx("init_tournament") as conn:
             found = conn.execute("SELECT config_hash FROM tournament WHERE id = 1").fetchone()
             if found is None:
@@ -418,6 +419,23 @@ class Store:
                 () if owner is None else (owner,),
             )
             return cursor.rowcount
+
+    def commit_deal(self, commitment: str) -> str:
+        """Store the tournament's deal commitment unless one is stored; return the stored one
+        (the caller compares: a resumed run must deal from the same key)."""
+        with self._tx("commit_deal") as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('deal_commitment', ?)",
+                (commitment,),
+            )
+            row = conn.execute("SELECT value FROM meta WHERE key = 'deal_commitment'").fetchone()
+        return str(row[0])
+
+    def deal_commitment(self) -> str | None:
+        """The stored deal commitment (None before the first run dealt)."""
+        with self._tx("deal_commitment", write=False) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'deal_commitment'").fetchone()
+        return None if row is None else str(row[0])
 
     def counts(self) -> dict[str, int]:
         """Number of games by status (every status present, zeros included)."""

@@ -6,7 +6,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -35,7 +34,8 @@ async def play(a: str, b: str, out: Path | None = None, **overrides: object) -> 
     """Run one match between two command lines with fast clocks (1 game unless told);
     ``local_ipc=False`` makes the bots connect over TCP instead of the private ipc socket."""
     local_ipc = bool(overrides.pop("local_ipc", True))
-    config = replace(MatchConfig(games=1, time=FAST, seed=1), **overrides)  # type: ignore[arg-type]
+    # Built afresh (not ``replace``d): ``seed=None`` then means a secret deal, not seed 1's.
+    config = MatchConfig(**({"games": 1, "time": FAST, "seed": 1} | overrides))  # type: ignore[arg-type]
     specs = (BotSpec.parse(a), BotSpec.parse(b))
     return await run_match(config, specs, out_dir=out, kill_grace=0.5, local_ipc=local_ipc)
 

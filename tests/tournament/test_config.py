@@ -81,13 +81,13 @@ def test_schedule_plays_duplicate_pairs_with_seats_swapped() -> None:
     games = schedule(config)
     assert len(games) == 4
     first, second = games[0], games[1]
-    assert first.deal_key == second.deal_key and first.pair_index == second.pair_index == 0
+    assert first.deal_id == second.deal_id and first.pair_index == second.pair_index == 0
     assert (first.seat0, first.seat1) == (second.seat1, second.seat0)
-    assert games[2].deal_key != first.deal_key
+    assert games[2].deal_id != first.deal_id
     unpaired = parse_config(
         {"bots": TWO, "tournament": {"games_per_pairing": 3, "duplicate": False}}
     )
-    keys = [g.deal_key for g in schedule(unpaired)]
+    keys = [g.deal_id for g in schedule(unpaired)]
     assert len(set(keys)) == 3 and all(g.pair_index is None for g in schedule(unpaired))
 
 

@@ -33,7 +33,7 @@ def make_games(n: int) -> list[GameSpec]:
             pairing="alpha-vs-beta",
             seat0="alpha" if i % 2 == 0 else "beta",
             seat1="beta" if i % 2 == 0 else "alpha",
-            deal_key=f"7/alpha-vs-beta/{i // 2}",
+            deal_id=f"7/alpha-vs-beta/{i // 2}",
             pair_index=i // 2,
         )
         for i in range(n)
