@@ -11,6 +11,12 @@ then SIGTERM and SIGKILL of its process group).
 A kept bot gets each game's ``seed`` in ``match_start``, so a bot that reseeds from it plays
 a game the same way whichever games its process played before: results, and a resumed
 tournament's results, do not depend on which processes were kept.
+
+A process never plays a deal it has seen: the two games of a duplicate pair share their decks
+(``deal_id``), so the mirrored game is played by another process, which cannot remember the
+opponent's cards from the first. A worker keeps up to :data:`KEPT_PER_BOT` processes per bot
+and seats one that has not played the game's ``deal_id`` (starting a new one if none), so two
+kept processes per bot alternate between the games of each pair.
 """
 
 from __future__ import annotations
@@ -25,7 +31,10 @@ from referee.match.runner import release_seats
 from referee.match.seat import SeatLink
 from referee.net.process import BotProcess
 
-__all__ = ["BotKeeper", "KeptBot"]
+__all__ = ["KEPT_PER_BOT", "BotKeeper", "KeptBot"]
+
+KEPT_PER_BOT = 2
+"""Processes a worker keeps per bot: enough for the two games of a duplicate pair."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +43,8 @@ class KeptBot:
 
     token: str
     process: BotProcess
+    seen: frozenset[str] = frozenset()
+    """The ``deal_id`` of every game this process played."""
 
 
 class BotKeeper:
@@ -43,20 +54,27 @@ class BotKeeper:
         self.hub = hub
         self.enabled = enabled
         self.grace = grace
-        self.kept: dict[str, KeptBot] = {}
+        self.kept: dict[str, list[KeptBot]] = {}
+        """Kept processes by bot name, oldest first."""
         self.reused = 0
         """Games seated on a kept process (one per seat)."""
 
-    async def take(self, names: Sequence[str]) -> list[KeptBot | None]:
-        """The kept bots for a game's seats (None where a new process is needed).
+    async def take(self, names: Sequence[str], deal_id: str) -> list[KeptBot | None]:
+        """The kept bots for a game's seats (None where a new process is needed): for each
+        name, a kept process that has not played ``deal_id``.
 
-        Kept bots the game does not use are released first, and so is one that exited or
-        left the lobby meanwhile.
+        Kept bots of names the game does not use are released first, and so is one that exited
+        or left the lobby meanwhile.
         """
         await self.release(set(self.kept) - set(names))
         taken: list[KeptBot | None] = []
         for name in names:
-            bot = self.kept.pop(name, None)
+            bots = self.kept.get(name, [])
+            bot = next((b for b in bots if deal_id not in b.seen), None)
+            if bot is not None:
+                bots.remove(bot)
+                if not bots:
+                    del self.kept[name]
             usable = (
                 bot is not None
                 and bot.process.returncode is None
@@ -71,17 +89,30 @@ class BotKeeper:
         return taken
 
     async def settle(
-        self, links: Sequence[SeatLink], names: Sequence[str], result: MatchResult | None
+        self,
+        links: Sequence[SeatLink],
+        names: Sequence[str],
+        result: MatchResult | None,
+        played: Sequence[KeptBot | None],
+        deal_id: str,
     ) -> None:
-        """After a game: keep what may be kept, tear the rest down with ``release_seats``."""
+        """After a game: keep what may be kept (remembering that it played ``deal_id``), tear
+        the rest down with ``release_seats``; ``played`` is what :meth:`take` returned."""
         ending: list[SeatLink] = []
-        for link, name in zip(links, names, strict=True):
+        surplus: list[KeptBot] = []
+        for link, name, before in zip(links, names, played, strict=True):
             if self._may_keep(link, result) and self.hub.retain(link):
                 if link.process is not None:
-                    self.kept[name] = KeptBot(link.token, link.process)
+                    seen = (frozenset() if before is None else before.seen) | {deal_id}
+                    bots = self.kept.setdefault(name, [])
+                    bots.append(KeptBot(link.token, link.process, seen))
+                    while len(bots) > KEPT_PER_BOT:
+                        surplus.append(bots.pop(0))
                 continue  # a remote bot: it waits in the lobby under its registered token
             ending.append(link)
         await release_seats(self.hub, ending, grace=self.grace)
+        if surplus:
+            await asyncio.gather(*(self._drop(bot) for bot in surplus))
 
     def _may_keep(self, link: SeatLink, result: MatchResult | None) -> bool:
         if not self.enabled or result is None or result.interrupted:
@@ -93,7 +124,7 @@ class BotKeeper:
     async def release(self, names: set[str] | None = None) -> None:
         """Release the kept bots named (all by default): ``bye``, then terminate."""
         chosen = list(self.kept) if names is None else [n for n in names if n in self.kept]
-        bots = [self.kept.pop(name) for name in chosen]
+        bots = [bot for name in chosen for bot in self.kept.pop(name)]
         if bots:
             await asyncio.gather(*(self._drop(bot) for bot in bots))
 

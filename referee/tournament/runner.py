@@ -275,7 +275,9 @@ class TournamentRun:
                 break
         links: list[SeatLink] = []
         names = [entry.name for entry in entries]
-        kept = await keeper.take([e.name if e.command is not None else "" for e in entries])
+        kept = await keeper.take(
+            [e.name if e.command is not None else "" for e in entries], spec.deal_id
+        )
         recorder = MatchRecorder(self.out / "games" / f"{match_config.match_id}.jsonl")
         result: MatchResult | None = None
         try:
@@ -297,7 +299,9 @@ class TournamentRun:
                 stop=self.stop,
             )
         finally:
-            await keeper.settle(links, names[: len(links)], result)
+            await keeper.settle(
+                links, names[: len(links)], result, kept[: len(links)], spec.deal_id
+            )
             recorder.close()
         if result.interrupted:
             return None

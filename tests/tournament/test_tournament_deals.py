@@ -1,11 +1,12 @@
 """A tournament's one secret deal key: sealed while games are open, revealed by ``results``
-at the end, never in a game's ``match_end`` (real cheating bot processes report what they
-were dealt)."""
+at the end, never in a game's ``match_end``; and kept processes never play both games of a
+duplicate pair (real cheating bot processes report what they were dealt)."""
 
 from __future__ import annotations
 
 import json
 import stat
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def spy_lines(out: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.timeout(300)
-def test_spies_never_see_the_tournament_key_before_the_end(
+def test_kept_spies_never_replay_a_deal_and_never_see_the_key_before_the_end(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = write_config(
@@ -51,6 +52,17 @@ def test_spies_never_see_the_tournament_key_before_the_end(
     lines = spy_lines(out)
     starts = [line for line in lines if line["kind"] == "start"]
     assert len(starts) == 12  # 6 games, 2 seats
+
+    procs: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for start in starts:
+        procs[start["bot"], start["deal_id"]].append(start["proc"])
+    assert len(procs) == 6 and all(len(p) == 2 for p in procs.values())  # 3 pairs, 2 bots
+    for (bot, deal_id), pair in procs.items():
+        assert pair[0] != pair[1], f"{bot} played both games of {deal_id} in one process"
+    games_per_proc: dict[str, int] = defaultdict(int)
+    for start in starts:
+        games_per_proc[start["proc"]] += 1
+    assert max(games_per_proc.values()) >= 2, "no process was kept: the test proves nothing"
 
     # Every game: the same commitment, no key in match_end, no attack reproduced a hand.
     verdicts = [line for line in lines if line["kind"] == "verify"]

@@ -120,7 +120,8 @@ def test_kept_bot_processes_play_exactly_the_games_fresh_ones_play(tmp_path: Pat
 
 
 def test_the_node_bot_is_kept_between_games(tmp_path: Path) -> None:
-    """The Node sample bot asks for multi_match: one process plays all its games, cleanly."""
+    """The Node sample bot asks for multi_match: two kept processes play its four games (two
+    duplicate pairs), cleanly."""
     bots = [("node", node_bot()), ("greedy", GREEDY)]
     config = write_config(tmp_path / "t.toml", bots, games=4, concurrency=1)
     out = tmp_path / "out"
@@ -133,8 +134,9 @@ def test_the_node_bot_is_kept_between_games(tmp_path: Path) -> None:
     finally:
         store.close()
     node_logs = list((out / "stderr").glob("*.node.stderr"))
-    assert len(node_logs) == 1, node_logs  # one process for the four games
-    assert node_logs[0].read_text().count("node-bot: ") == 4  # one line per match_end
+    # Two processes, alternating: neither plays both games of a duplicate pair.
+    assert len(node_logs) == 2, node_logs
+    assert [log.read_text().count("node-bot: ") for log in node_logs] == [2, 2]  # match_ends
 
 
 @pytest.mark.parametrize("mode", ["kept_leaves", "kept_bye"])
