@@ -8,10 +8,9 @@ handles at most ``_BATCH`` messages, then reschedules itself (a flooder cannot s
 
 Wire unit: ONE frame per message.  Anything else from a peer (several frames, or a REQ-style
 empty delimiter + payload) becomes ``Incoming(peer, b"", malformed=True)`` for the match layer
-to fault.  Delivery is push style (``set_handler``, called synchronously by the reader: the fast
-path) or pull style (``await recv()`` on a queue with a total and a per-peer cap; overflow is
-dropped and counted per peer in ``dropped``, so one flooding bot neither exhausts memory nor
-crowds out the others).
+to fault.  Every message is delivered to the handler (``set_handler``), called synchronously by
+the reader; nothing is queued (a message arriving while no handler is set is counted in
+``stats.unhandled`` and dropped).
 
 Socket options, the side ``ipc://`` endpoint for local bots and the monitor's frames are set up
 in :mod:`referee.net.router_socket`.
@@ -33,8 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import partial
 from typing import cast
 
@@ -79,7 +77,7 @@ class RouterTransport:
     Usage::
 
         async with RouterTransport(TransportConfig()) as t:   # binds
-            t.set_handler(on_message)                         # or: inc = await t.recv()
+            t.set_handler(on_message)
             t.send(peer, payload)
     """
 
@@ -107,9 +105,6 @@ class RouterTransport:
         self._in_drain = False
         self._handler: Callable[[Incoming], None] | None = None
         self._monitor_handler: Callable[[MonitorEvent], None] | None = None
-        self._queue: deque[Incoming] = deque()
-        self._queued: dict[bytes, int] = {}
-        self._waiters: deque[asyncio.Future[None]] = deque()
         self.stats = TransportStats()
 
     async def start(self) -> str:
@@ -160,19 +155,10 @@ class RouterTransport:
         """The ZeroMQ context in use (owned and terminated by ``close`` if none was passed)."""
         return self._context
 
-    @property
-    def dropped(self) -> Mapping[bytes, int]:
-        """Messages dropped per peer because the ``recv`` queue was full."""
-        return self.stats.dropped
-
-    def qsize(self) -> int:
-        """Number of messages waiting in the ``recv`` queue."""
-        return len(self._queue)
-
     async def close(self) -> None:
         """Stop reading, close the socket and monitor (linger 0), term an owned context.
 
-        Idempotent.  Pending and future ``recv`` calls raise ``TransportClosed``.
+        Idempotent.  Later ``send`` calls raise ``TransportClosed``.
         """
         if self._closed:
             return
@@ -192,12 +178,6 @@ class RouterTransport:
             remove_ipc_dir(self._ipc_dir)
             self._ipc_dir = None
         self._term_context()
-        self._queue.clear()
-        self._queued.clear()
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
         logger.debug("transport %s closed", self._endpoint or "(unbound)")
 
     def _term_context(self) -> None:
@@ -254,52 +234,17 @@ class RouterTransport:
             self._drain()
 
     def set_handler(self, handler: Callable[[Incoming], None] | None) -> None:
-        """Push style: call ``handler(incoming)`` synchronously from the reader (fast path).
+        """Call ``handler(incoming)`` synchronously from the reader for every message.
 
-        While a handler is set nothing is queued for ``recv``; messages already queued stay
-        there.  ``None`` switches back to queueing.  Exceptions from the handler are logged and
-        counted, never propagated.  The handler may call ``send`` (and schedule ``close``).
+        ``None`` drops what arrives (counted in ``stats.unhandled``).  Exceptions from the
+        handler are logged and counted, never propagated.  The handler may call ``send`` (and
+        schedule ``close``).
         """
         self._handler = handler
 
     def set_monitor_handler(self, handler: Callable[[MonitorEvent], None] | None) -> None:
         """Call ``handler(event)`` for each socket-monitor event (best effort; no routing id)."""
         self._monitor_handler = handler
-
-    async def recv(self) -> Incoming:
-        """Pull style: wait for the next queued message from any peer.
-
-        Raises ``TransportClosed`` once the transport is closed.  Does not return while a
-        handler is set (messages go to the handler instead).
-        """
-        while not self._queue:
-            if self._closed:
-                raise TransportClosed("transport is closed")
-            loop = self._loop if self._loop is not None else asyncio.get_running_loop()
-            waiter: asyncio.Future[None] = loop.create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled():
-                    self._wake_one()  # pass our wake-up on to another receiver
-                raise
-        if self._closed:
-            raise TransportClosed("transport is closed")
-        inc = self._queue.popleft()
-        left = self._queued[inc.peer] - 1
-        if left:
-            self._queued[inc.peer] = left
-        else:
-            del self._queued[inc.peer]
-        return inc
-
-    def _wake_one(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
 
     def _schedule_drain(self) -> None:
         if not self._drain_pending and self._loop is not None:
@@ -354,28 +299,14 @@ class RouterTransport:
         if inc.malformed:
             stats.malformed += 1
         handler = self._handler
-        if handler is not None:
-            try:
-                handler(inc)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                stats.handler_errors += 1
-                logger.exception("transport message handler failed for peer %r", inc.peer)
+        if handler is None:
+            stats.unhandled += 1
             return
-        peer = inc.peer
-        queued = self._queued.get(peer, 0)
-        if len(self._queue) >= self._config.queue_size or queued >= self._config.peer_queue_size:
-            stats.dropped_total += 1
-            count = stats.dropped.get(peer, 0) + 1
-            stats.dropped[peer] = count
-            if count == 1:
-                logger.warning("recv queue full: dropping messages from peer %r", peer)
-            return
-        self._queued[peer] = queued + 1
-        self._queue.append(inc)
-        if self._waiters:
-            self._wake_one()
+        try:
+            handler(inc)
+        except Exception:
+            stats.handler_errors += 1
+            logger.exception("transport message handler failed for peer %r", inc.peer)
 
     def _drain_monitor(self) -> None:
         """Reader callback for the monitor PAIR socket (same edge-triggered pattern)."""
@@ -401,8 +332,6 @@ class RouterTransport:
             if handler is not None:
                 try:
                     handler(event)
-                except asyncio.CancelledError:
-                    raise
                 except Exception:
                     logger.exception("transport monitor handler failed")
             if self._monitor is None:

@@ -6,7 +6,7 @@ the match layer and tests can name them without the socket code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 __all__ = [
@@ -33,8 +33,7 @@ class TransportConfig:
 
     ``endpoint`` is ``tcp://host:port`` or ``ipc://path``; port 0 (or ``*``) picks a free port,
     reported by ``RouterTransport.start``.  ``hwm`` is the per-peer ZeroMQ high-water mark in
-    messages (both directions).  ``queue_size``/``peer_queue_size`` bound the pull-style
-    ``recv`` queue (total / per peer).  Heartbeat values of 0 disable ZMTP heartbeats.
+    messages (both directions).  Heartbeat values of 0 disable ZMTP heartbeats.
     ``local_ipc``: also bind an ``ipc://`` endpoint in a fresh private directory (mode 0700)
     for bots started on this machine (``RouterTransport.local_endpoint``); the unix socket
     costs both sides less CPU per message than TCP loopback. Ignored for an ``ipc://``
@@ -47,8 +46,6 @@ class TransportConfig:
     heartbeat_timeout_ms: int = 3000
     heartbeat_ttl_ms: int = 3000
     hwm: int = 1000
-    queue_size: int = 1024
-    peer_queue_size: int = 64
     local_ipc: bool = False
 
     def __post_init__(self) -> None:
@@ -56,9 +53,8 @@ class TransportConfig:
             raise ValueError(f"endpoint must be tcp:// or ipc://, got {self.endpoint!r}")
         if self.max_message_bytes <= 0:
             raise ValueError("max_message_bytes must be positive")
-        for name in ("hwm", "queue_size", "peer_queue_size"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive")
+        if self.hwm <= 0:
+            raise ValueError("hwm must be positive")
         for name in ("heartbeat_ivl_ms", "heartbeat_timeout_ms", "heartbeat_ttl_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -97,8 +93,8 @@ class TransportStats:
     sent: int = 0
     send_failures: int = 0
     malformed: int = 0
-    dropped_total: int = 0
-    dropped: dict[bytes, int] = field(default_factory=dict)
+    unhandled: int = 0
+    """Messages that arrived while no handler was set (dropped)."""
     accepted: int = 0
     disconnected: int = 0
     handshake_failed: int = 0
