@@ -275,11 +275,6 @@ class BotProcess:
         """Exit code, ``-signal`` if killed by a signal, None while running."""
         return self._proc.returncode
 
-    @property
-    def stderr_total(self) -> int:
-        """Total number of bytes the bot wrote to stderr so far."""
-        return self._sink.total
-
     async def wait(self) -> int:
         """Wait for the bot process itself to exit; return its returncode.
 

@@ -117,11 +117,6 @@ class HandState(NamedTuple):
         return DECK[self.deck[20]]
 
     @property
-    def top_discard(self) -> Card | None:
-        """Top of the discard pile, if any."""
-        return DECK[self.discard_pile[-1]] if self.discard_pile else None
-
-    @property
     def is_over(self) -> bool:
         """Whether the hand has ended."""
         return self.phase is _P_OVER

@@ -235,7 +235,6 @@ async def test_stderr_flood_is_bounded(tmp_path: Path) -> None:
     assert bot.stderr_tail(4) == "END\n"  # complete right after wait()
     await bot.terminate()
     assert time.monotonic() - started < 10
-    assert bot.stderr_total == 160 * 65536 + 5
     tail = bot.stderr_tail(10_000)
     assert len(tail.encode()) == 4096
     assert tail.endswith("x\nEND\n")
@@ -250,7 +249,7 @@ async def test_stderr_flood_is_bounded(tmp_path: Path) -> None:
 async def test_endless_stderr_flood_can_be_terminated() -> None:
     code = "import sys\nwhile True:\n    sys.stderr.buffer.write(b'y' * 65536)\n"
     bot = await BotProcess.start(py(code))
-    await wait_until(lambda: bot.stderr_total > 5 * (1 << 20))
+    await wait_until(lambda: len(bot.stderr_tail(100_000)) == 4096)  # it floods: a full tail
     assert await bot.terminate(grace=1.0) == -signal.SIGTERM
     assert len(bot.stderr_tail(100_000)) == 4096
 
