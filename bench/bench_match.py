@@ -30,8 +30,8 @@ from referee.cli.logs import configure
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
 from referee.match.hub import Hub
-from referee.match.play import play_match
 from referee.match.record import MatchRecorder
+from referee.match.runner import play_watched
 from referee.match.seat import SeatLink
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
@@ -67,13 +67,12 @@ async def matches(
                         "GIN_REFEREE_ENDPOINT": transport.endpoint,
                         "GIN_REFEREE_TOKEN": link.token,
                     }
-                    link.process = await BotProcess.start(BotCommand.parse(bot), env=env)
-                    procs.append(link.process)
+                    procs.append(await BotProcess.start(BotCommand.parse(bot), env=env))
                     links.append(link)
                 links_all += links
                 config = MatchConfig(games=games, time=CLOCK, seed=number, match_id=f"b{number}")
                 recorder = None if out is None else MatchRecorder(out / f"b{number}.jsonl")
-                runs.append((config, links, recorder))
+                runs.append((config, links, procs[-2:], recorder))
             await asyncio.gather(*(link.connected for link in links_all))
             peak = 0
 
@@ -86,7 +85,7 @@ async def matches(
             sampler = asyncio.ensure_future(sample())
             start = time.perf_counter()
             results = await asyncio.gather(
-                *(play_match(c, (ls[0], ls[1]), recorder=r) for c, ls, r in runs)
+                *(play_watched(c, (ls[0], ls[1]), ps, recorder=r) for c, ls, ps, r in runs)
             )
             elapsed = time.perf_counter() - start
             sampler.cancel()

@@ -181,7 +181,8 @@ def measure(
 ) -> dict[str, Any]:
     """Play one tournament into ``out`` and return its figures (see the module docstring)."""
     gc.collect()
-    run = TournamentRun(config, out, local_ipc=local_ipc)
+    transport = "ipc" if local_ipc else "tcp"
+    run = TournamentRun(dataclasses.replace(config, local_transport=transport), out)
     self0, children0 = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
     ticks0 = machine_ticks()
     start = time.perf_counter()

@@ -1,14 +1,42 @@
-"""Time controls and the per-game clock a seat's decisions are charged to.
+"""Time controls, the per-game clock a seat's decisions are charged to, and the timer.
 
 A :class:`TimeControl` is configuration (seconds, validated); a :class:`Clock` is one seat's
-running account for a game: ``move`` per decision, overtime drawn from ``bank``, floor 0.
+running account for a game: ``move`` per decision, overtime drawn from ``bank``, floor 0. A
+:class:`Timer` is where seats read the time and set their alarms (deadlines, heartbeats): the
+running asyncio loop in the referee, a virtual timer in tests, so no test waits in real time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-__all__ = ["Clock", "TimeControl"]
+__all__ = ["Alarm", "Clock", "TimeControl", "Timer"]
+
+
+class Alarm(Protocol):
+    """A callback set with :meth:`Timer.call_at` (an :class:`asyncio.TimerHandle` is one)."""
+
+    def cancel(self) -> None:
+        """The callback will not run."""
+        ...
+
+    def when(self) -> float:
+        """When it runs, in :meth:`Timer.time` seconds."""
+        ...
+
+
+class Timer(Protocol):
+    """A monotonic time source with alarms; an asyncio event loop is one."""
+
+    def time(self) -> float:
+        """Now, in seconds (monotonic)."""
+        ...
+
+    def call_at(self, when: float, callback: Callable[[], object], /) -> Alarm:
+        """Run ``callback`` at ``when`` (or as soon after as the timer can)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

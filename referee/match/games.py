@@ -95,10 +95,9 @@ class MatchGames:
             if task in done and task.exception() is None:
                 continue
             if link.fault is None:
-                detail = f"no hello within {self.config.time.startup:.1f} s"
-                if link.process is not None and link.process.returncode is not None:
-                    detail = f"{link.process.exit_hint()} before saying hello"
-                link.record_fault(FaultKind.STARTUP, detail)
+                link.record_fault(
+                    FaultKind.STARTUP, f"no hello within {self.config.time.startup:.1f} s"
+                )
             assert link.fault is not None
             fault = replace(link.fault, kind=FaultKind.STARTUP)
             self._charge(fault)
@@ -107,8 +106,8 @@ class MatchGames:
         names = [link.name for link in self.links]
         if names[0] == names[1]:
             names = [f"{names[0]}-A", f"{names[1]}-B"]
-        for link, name in zip(self.links, names, strict=True):
-            link.name = self.seats[link.seat].name = name
+        for summary, name in zip(self.seats, names, strict=True):
+            summary.name = name
         if len(failed) == 2:
             raise BothFailed()
         if failed:
@@ -125,7 +124,7 @@ class MatchGames:
                 MatchStart(
                     match_id=config.match_id,
                     seat=link.seat,
-                    opponent=other.name,
+                    opponent=self.seats[other.seat].name,
                     games=config.games if config.target_points is None else 0,
                     rules=config.rules.to_dict(),
                     rules_hash=config.rules.rules_hash,
@@ -153,10 +152,6 @@ class MatchGames:
     async def play_game(self, game_no: int) -> None:
         """Play one game to its end (or its forfeit)."""
         game = new_game(self.config.rules, first_dealer=game_no % 2)
-        for link in self.links:
-            link.clock.new_game()
-            link.game = game_no
-            link.unsolicited = 0
         hand_no = 0
         how = "target"
         while not game.is_over:
@@ -212,7 +207,7 @@ class MatchGames:
         state = deal(self.config.rules, deck, dealer=game.dealer, scores=game.scores)
         hand = HandPlay(self.config, self.links, self.seats, self._charge, self.log, state)
         for link in self.links:
-            link.hand = hand_no
+            link.enter(game_no, hand_no)
             link.send(
                 HandStart(
                     game=game_no,

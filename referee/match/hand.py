@@ -16,7 +16,7 @@ from typing import Any
 
 from protocol.codec import encode
 from protocol.errors import ErrorCode
-from protocol.schema import Error, Event, WireAction
+from protocol.schema import Event, WireAction
 from referee.match.config import MatchConfig
 from referee.match.faults import (
     TERMINAL_FAULTS,
@@ -89,7 +89,6 @@ class HandPlay:
         """The state before the latest decision (a forfeited hand is scored from it)."""
         self.actions: list[tuple[int, str, float]] = []
         """(seat, action, milliseconds) of every decision played, for the record."""
-        self._event: tuple[SeatLink, bytes] | None = None
         self._done: asyncio.Future[HandState] | None = None
         self._request_id = 0
 
@@ -102,22 +101,17 @@ class HandPlay:
     async def run(self) -> HandState:
         """Ask for decisions until the hand ends; faults are resolved by policy.
 
-        The event telling the opponent about a move is sent before the next request when the
-        opponent is the one to act (a connection's messages stay in order), else just after
-        the request, so the bot to act starts thinking one send earlier. A seat that asked for
-        ``inline_events`` gets its events inside its next request instead (any other message
-        to it flushes them first, see :meth:`SeatLink.hold_event`).
+        The event telling the opponent about a move is held in the opponent's outbox: it goes
+        out before the next request when the opponent is the one to act (a connection's
+        messages stay in order), else just after the request, so the bot to act starts
+        thinking one send earlier. A seat that asked for ``inline_events`` gets its events
+        inside its next request instead (any other message to it flushes them first).
         """
         try:
             return await self._decision_loop(self.last_state, self.actions)
         finally:
-            self._flush_event()
-
-    def _flush_event(self) -> None:
-        if self._event is not None:
-            link, event = self._event
-            self._event = None
-            link.send(event)
+            for link in self.links:
+                link.release_events()
 
     async def _decision_loop(
         self, state: HandState, actions: list[tuple[int, str, float]]
@@ -132,8 +126,6 @@ class HandPlay:
         loop = asyncio.get_running_loop()
         while not state.is_over:
             self.last_state = state
-            if self._event is not None and self._event[0].seat == state.to_act:
-                self._flush_event()
             pending = self._pending_fault()
             if pending is not None:
                 state = self._resolve(pending, state, actions)
@@ -165,7 +157,8 @@ class HandPlay:
             int(clock.bank * 1000),
             link.take_held() if link.inline_events else (),
         )
-        link.ask(request_id, request, self._on_reply, self._on_fault, self._flush_event)
+        opponent = self.links[1 - state.to_act]
+        link.ask(request_id, request, self._on_reply, self._on_fault, opponent.release_events)
 
     def _on_reply(self, wire: WireAction, elapsed: float) -> None:
         """A reply to the outstanding request: apply it, then ask for the next decision."""
@@ -181,7 +174,7 @@ class HandPlay:
                 after = apply(state, action)
             except RulesError as err:
                 request_id = self._request_id
-                link.send(Error(ErrorCode.ILLEGAL_ACTION, str(err)[:400], request_id))
+                link.reply_error(ErrorCode.ILLEGAL_ACTION, str(err), request_id)
                 fault = link.record_fault(FaultKind.ILLEGAL, str(err), request_id=request_id)
                 done.set_exception(BotFault(fault))
                 return
@@ -189,15 +182,11 @@ class HandPlay:
             summary.decisions += 1
             summary.time_used += elapsed
             self._played(after, seat, action, self.actions, elapsed)
-            if not after.is_over:
-                if self._event is not None and self._event[0].seat == after.to_act:
-                    self._flush_event()
-                if self.links[0].fault is None and self.links[1].fault is None:
-                    self._ask(after)
-                    return
+            links = self.links
+            if not after.is_over and links[0].fault is None and links[1].fault is None:
+                self._ask(after)
+                return
             done.set_result(after)
-        except asyncio.CancelledError:
-            raise
         except Exception as err:  # a referee bug: fail the match's task, as before
             if not done.done():
                 done.set_exception(err)
@@ -222,13 +211,7 @@ class HandPlay:
         card = None
         if isinstance(action, TakeDiscard):
             card = DECK[state.taken] if state.taken >= 0 else None
-        opponent = self.links[1 - seat]
-        event = _event_bytes(seat, action, card)
-        if opponent.inline_events:
-            opponent.hold_event(event)
-        else:
-            self._flush_event()
-            self._event = (opponent, event)
+        self.links[1 - seat].hold_event(_event_bytes(seat, action, card))
 
     def _resolve(
         self, fault: Fault, state: HandState, actions: list[tuple[int, str, float]]

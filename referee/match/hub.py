@@ -21,7 +21,6 @@ from protocol.schema import (
     PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
     Bye,
-    Error,
     Hello,
     Message,
     Ping,
@@ -29,7 +28,8 @@ from protocol.schema import (
     Reject,
     Welcome,
 )
-from referee.match.clock import TimeControl
+from referee.match.clock import TimeControl, Timer
+from referee.match.outbox import error_bytes
 from referee.match.seat import SeatLink
 from referee.net.transport import Incoming
 
@@ -68,8 +68,12 @@ class Transport(Protocol):
 class Hub:
     """Routes one transport's traffic; issue a seat with :meth:`open_seat`."""
 
-    def __init__(self, transport: Transport, *, multi_match: bool = False) -> None:
+    def __init__(
+        self, transport: Transport, *, multi_match: bool = False, timer: Timer | None = None
+    ) -> None:
         self.transport = transport
+        self.timer: Timer = asyncio.get_running_loop() if timer is None else timer
+        """Arrival stamps and the seats' deadlines (the running loop unless injected)."""
         self.multi_match = multi_match
         """Grant ``multi_match`` to bots that ask (the caller then keeps them with
         :meth:`retain` between matches)."""
@@ -95,12 +99,20 @@ class Hub:
         return self.transport.local_endpoint
 
     def open_seat(
-        self, seat: int, control: TimeControl, token: str | None = None, *, reusable: bool = False
+        self,
+        seat: int,
+        control: TimeControl,
+        token: str | None = None,
+        *,
+        name: str | None = None,
+        seed: str | None = None,
+        reusable: bool = False,
     ) -> SeatLink:
         """A new seat waiting for a bot to say hello with its (fresh or given) token.
 
-        A ``reusable`` token (a registered remote bot's) is accepted again for a later seat once
-        this seat is closed; it still binds to one connection at a time.
+        ``name`` is the seat's name until the hello names the bot; ``seed`` is offered in
+        ``match_start``. A ``reusable`` token (a registered remote bot's) is accepted again
+        for a later seat once this seat is closed; it still binds to one connection at a time.
         """
         token = token or secrets.token_urlsafe(18)
         if token in self._by_token or (token in self._used and not reusable):
@@ -111,13 +123,16 @@ class Hub:
             token=token,
             send_bytes=self.transport.send,
             control=control,
+            name=name,
+            seed=seed,
+            timer=self.timer,
             poll=self.transport.drain_now,
         )
         waiting = self._lobby.get(token)
         if waiting:
             peer, hello = waiting.pop(0)
             del self._parked[peer]
-            self._bind(link, peer, hello, asyncio.get_running_loop().time(), welcome=False)
+            self._bind(link, peer, hello, self.timer.time(), welcome=False)
         else:
             self._by_token[token] = link
         return link
@@ -223,7 +238,7 @@ class Hub:
         self.transport.send(peer, encode(msg))
 
     def _on_incoming(self, inc: Incoming) -> None:
-        arrived = asyncio.get_running_loop().time()
+        arrived = self.timer.time()
         link = self._by_peer.get(inc.peer)
         if link is not None:
             link.on_payload(inc.payload, inc.malformed, arrived)
@@ -258,10 +273,8 @@ class Hub:
             self._reject(inc.peer, str(err.code), str(err))
             return
         if not isinstance(msg, Hello):
-            self._send(
-                inc.peer,
-                Error(ErrorCode.UNEXPECTED_MESSAGE, "say hello with your token first"),
-            )
+            message = "say hello with your token first"
+            self.transport.send(inc.peer, error_bytes(ErrorCode.UNEXPECTED_MESSAGE, message))
             return
         if msg.protocol_version not in SUPPORTED_VERSIONS:
             versions = ", ".join(map(str, SUPPORTED_VERSIONS))
@@ -291,12 +304,7 @@ class Hub:
             self._seated.add(link.token)
         else:
             self._used.add(link.token)
-        link.peer = peer
-        link.name = hello.name
-        link.inline_events = hello.inline_events
-        link.multi_match = hello.multi_match and self.multi_match
-        link.hello = hello
-        link.last_heard = arrived
+        link.bind(peer, hello, multi_match=hello.multi_match and self.multi_match, arrived=arrived)
         self._by_peer[peer] = link
         if welcome:
             heartbeat_ms = round(link.control.heartbeat * 1000)
@@ -308,6 +316,4 @@ class Hub:
                 multi_match=link.multi_match,
             )
             self._send(peer, granted)
-        if not link.connected.done():
-            link.connected.set_result(None)
         LOGGER.info("seat %d bound to %r (peer %s)", link.seat, hello.name, peer.hex())

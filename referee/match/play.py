@@ -13,7 +13,6 @@ propagate. Fault resolution (see docs/design/faults.md):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from protocol.schema import Fault as WireFault
 from protocol.schema import MatchEnd
@@ -44,14 +43,13 @@ async def play_match(
 ) -> MatchResult:
     """Play a whole match between two issued seats and return its result.
 
-    The caller starts the bot processes (or remote bots connect with their tokens) and
-    tears them down afterwards; this function never raises for anything a bot does.
+    The caller starts the bot processes (or remote bots connect with their tokens), watches
+    them (:func:`referee.match.runner.play_watched`) and tears them down afterwards; this
+    function never raises for anything a bot does.
     """
     label = config.deal_label
     source = deck_source or (lambda g, h: config.deal.deck(label, g, h))
     match = MatchGames(config, links, recorder, source, stop)
-    watchers = [asyncio.ensure_future(link.watch_process()) for link in links]
-    beats: list[asyncio.Future[None]] = []
     winner: int | None = None
     reason = "aborted"
     forfeit: Fault | None = None
@@ -75,8 +73,9 @@ async def play_match(
         try:
             await match.connect()
             if recorder is not None:
-                recorder.write({"type": "seats", "names": [link.name for link in links]})
-            beats = [asyncio.ensure_future(link.heartbeat()) for link in links]
+                recorder.write({"type": "seats", "names": [s.name for s in match.seats]})
+            for link in links:
+                link.start_heartbeat()
             winner, reason = await match.run()
         except MatchForfeited as err:
             forfeit = err.fault
@@ -91,11 +90,6 @@ async def play_match(
     finally:
         for link in links:
             link.close()
-        for task in (*watchers, *beats):
-            task.cancel()
-        for task in (*watchers, *beats):
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
     for link in links:
         summary = match.seats[link.seat]
         summary.stale_replies = link.stale_replies

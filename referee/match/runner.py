@@ -2,7 +2,9 @@
 
 Local bots are started in their own process group with ``GIN_REFEREE_ENDPOINT``,
 ``GIN_REFEREE_TOKEN`` and ``GIN_BOT_SEED`` in their environment; a ``remote:NAME`` seat gets a
-token that the organiser hands to a bot connecting from elsewhere. Teardown always runs, in
+token that the organiser hands to a bot connecting from elsewhere. The processes are the
+runner's: it watches them while the match is played (an exit is a fault on the seat) and ends
+them. Teardown always runs, in
 this order: stop the match, terminate every bot process group (SIGTERM, then SIGKILL after a
 grace period), forget the seats, close the socket (linger 0) and the context.
 """
@@ -11,21 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from referee.match.config import MatchConfig
 from referee.match.faults import FaultKind
 from referee.match.hub import Hub
-from referee.match.play import play_match
+from referee.match.play import DeckSource, play_match
 from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
 from referee.match.seat import SeatLink
 from referee.net.process import BotCommand, BotProcess, BotStartError
 from referee.net.transport import RouterTransport, TransportConfig
 
-__all__ = ["BotSpec", "release_seats", "run_match", "start_bot"]
+__all__ = ["BotSpec", "play_watched", "release_seats", "run_match", "start_bot", "watch_bot"]
 
 TokenNotice = Callable[[str, str, str], None]
 """Called with (seat name, endpoint, token) for every remote seat."""
@@ -55,27 +57,74 @@ class BotSpec:
 
 
 async def start_bot(
-    link: SeatLink, command: BotCommand, *, endpoint: str, seed: str, stderr_path: Path | None
-) -> None:
-    """Start a seat's bot with the referee's environment; a start failure is a startup fault."""
-    env = {
-        "GIN_REFEREE_ENDPOINT": endpoint,
-        "GIN_REFEREE_TOKEN": link.token,
-        "GIN_BOT_SEED": seed,
-    }
-    link.seed = seed
+    link: SeatLink, command: BotCommand, *, endpoint: str, stderr_path: Path | None
+) -> BotProcess | None:
+    """Start a seat's bot with the referee's environment (its seed is the seat's); a start
+    failure is recorded as a startup fault and None returned."""
+    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": link.token}
+    if link.seed is not None:
+        env["GIN_BOT_SEED"] = link.seed
     try:
-        link.process = await BotProcess.start(command, env=env, stderr_path=stderr_path)
+        return await BotProcess.start(command, env=env, stderr_path=stderr_path)
     except BotStartError as err:
         link.record_fault(FaultKind.STARTUP, str(err))
+        return None
 
 
-async def release_seats(hub: Hub | None, links: list[SeatLink], *, grace: float) -> None:
+async def watch_bot(link: SeatLink, process: BotProcess) -> None:
+    """Wait for a seat's bot process to exit; an exit before the seat is finished is a crash
+    fault (before the hello, the match makes it a startup fault)."""
+    await process.wait()
+    if not link.finished:
+        detail = process.exit_hint()
+        if not link.connected.done():
+            detail += " before saying hello"
+        tail = process.stderr_tail(1024).strip()
+        if tail:
+            detail += f"; stderr tail: {tail}"
+        link.record_fault(FaultKind.CRASH, detail)
+
+
+async def play_watched(
+    config: MatchConfig,
+    links: tuple[SeatLink, SeatLink],
+    processes: Sequence[BotProcess | None],
+    *,
+    recorder: MatchRecorder | None = None,
+    deck_source: DeckSource | None = None,
+    stop: asyncio.Event | None = None,
+) -> MatchResult:
+    """:func:`~referee.match.play.play_match` while watching the seats' bot processes
+    (``processes[seat]``, None for a remote bot) with :func:`watch_bot`."""
+    watchers = [
+        asyncio.ensure_future(watch_bot(link, process))
+        for link, process in zip(links, processes, strict=True)
+        if process is not None
+    ]
+    try:
+        return await play_match(
+            config, links, recorder=recorder, deck_source=deck_source, stop=stop
+        )
+    finally:
+        for task in watchers:
+            task.cancel()
+        for task in watchers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def release_seats(
+    hub: Hub | None,
+    links: Sequence[SeatLink],
+    processes: Sequence[BotProcess | None],
+    *,
+    grace: float,
+) -> None:
     """Teardown of a match's seats: mark them finished, terminate every bot process group
     (SIGTERM, SIGKILL after ``grace``, reaped), then forget the seats on the hub."""
     for link in links:
         link.close()
-    procs = [link.process for link in links if link.process is not None]
+    procs = [p for p in processes if p is not None]
     if procs:
         await asyncio.gather(*(p.terminate(grace=grace) for p in procs))
     if hub is not None:
@@ -110,35 +159,37 @@ async def run_match(
     )
     recorder: MatchRecorder | None = None
     links: list[SeatLink] = []
+    processes: list[BotProcess | None] = []
     hub: Hub | None = None
     try:
         endpoint = await transport.start()
         hub = Hub(transport)
         for seat, spec in enumerate(specs):
-            link = hub.open_seat(seat, config.time, spec.token)
-            link.name = spec.name
-            links.append(link)
+            seed = (
+                None if spec.command is None else config.deal.bot_seed(f"{config.match_id}/{seat}")
+            )
+            links.append(hub.open_seat(seat, config.time, spec.token, name=spec.name, seed=seed))
         if out_dir is not None:
             recorder = MatchRecorder(out_dir / f"{config.match_id}.jsonl")
         for spec, link in zip(specs, links, strict=True):
             if spec.command is None:
+                processes.append(None)
                 if on_token is not None:
                     on_token(spec.name, endpoint, link.token)
                 continue
             stderr_path = None
             if out_dir is not None:
                 stderr_path = out_dir / f"{config.match_id}.seat{link.seat}.stderr"
-            seed = config.deal.bot_seed(f"{config.match_id}/{link.seat}")
-            await start_bot(
-                link,
-                spec.command,
-                endpoint=transport.local_endpoint,
-                seed=seed,
-                stderr_path=stderr_path,
+            processes.append(
+                await start_bot(
+                    link, spec.command, endpoint=transport.local_endpoint, stderr_path=stderr_path
+                )
             )
-        return await play_match(config, (links[0], links[1]), recorder=recorder, stop=stop)
+        return await play_watched(
+            config, (links[0], links[1]), processes, recorder=recorder, stop=stop
+        )
     finally:
-        await release_seats(hub, links, grace=kill_grace)
+        await release_seats(hub, links, processes, grace=kill_grace)
         with contextlib.suppress(Exception):
             if recorder is not None:
                 recorder.close()

@@ -1,39 +1,45 @@
-"""One seat's link to its bot: requests with deadlines, clocks, heartbeats and fault capture.
+"""One seat's link to its bot: identity, requests with deadlines, and the fault register.
+
+A :class:`SeatLink` is made by the hub when a token is issued, with the seat's configured name
+and seed; the hub binds it once, with :meth:`SeatLink.bind`, when the bot's hello arrives (the
+routing id and what the hello asked for). Its other jobs are each owned by one object: its
+messages go out through one :class:`~referee.match.outbox.Outbox`, idle bots are pinged by a
+:class:`~referee.match.heartbeat.Heartbeat`, and the decision time is charged to a
+:class:`~referee.match.clock.Clock`. Deadlines and arrival stamps come from a
+:class:`~referee.match.clock.Timer` (the running loop unless one is injected). The bot's
+process, if the referee started one, is watched by the runner, which records a crash here.
 
 The hub's receive loop calls :meth:`SeatLink.on_payload` synchronously for every frame from the
-bound peer and stamps its arrival time there, before any match code runs. A decision is asked
-for with :meth:`SeatLink.ask` and a deadline (``move + bank + grace``): the matching reply calls
-the asker back from that loop, synchronously (:meth:`SeatLink.decide` is the awaitable form); a
-reply that is not the outstanding one is dropped. The stamp is taken when the loop reads the
-socket: a stalled referee loop would delay it, which is why bots run at a lower priority than
-the referee, spawns are limited, the loop's lag is measured and recorded, and every message
-already received is delivered before a deadline is declared missed.
+bound peer, stamped with its arrival time before any match code runs. A decision is asked for
+with :meth:`SeatLink.ask` and a deadline (``move + bank + grace``): the matching reply calls
+the asker back from that loop, synchronously; a reply that is not the outstanding one is
+dropped. The stamp is taken when the loop reads the socket: a stalled referee loop would delay
+it, which is why bots run at a lower priority than the referee, spawns are limited, the loop's
+lag is measured and recorded, and every message already received is delivered before a
+deadline is declared missed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from protocol.codec import decode_action, decode_bot_message, encode
-from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
-from protocol.schema import ActionMsg, Bye, Error, Hello, Message, Ping, Pong, Request, WireAction
-from referee.match.clock import Clock, TimeControl
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.schema import ActionMsg, Bye, Hello, Message, Pong, WireAction
+from referee.match.clock import Alarm, Clock, TimeControl, Timer
 from referee.match.faults import BotFault, Fault, FaultKind
-from referee.net.process import BotProcess
+from referee.match.heartbeat import Heartbeat
+from referee.match.outbox import Outbox, error_bytes
 
 __all__ = ["SeatLink"]
 
 LOGGER = logging.getLogger(__name__)
-_MAX_ERROR_REPLIES = 8
-"""Error messages sent back for stale replies before going quiet (no amplification)."""
 
 
 class SeatLink:
-    """The referee's side of one seat. Created by the hub when a token is issued."""
+    """The referee's side of one seat (see the module docstring)."""
 
     def __init__(
         self,
@@ -42,47 +48,71 @@ class SeatLink:
         token: str,
         send_bytes: Callable[[bytes, bytes], bool],
         control: TimeControl,
+        name: str | None = None,
+        seed: str | None = None,
+        timer: Timer | None = None,
         poll: Callable[[], None] | None = None,
     ) -> None:
         self.seat = seat
         self.token = token
-        self._send_bytes = send_bytes
-        self._poll = poll
         self.control = control
         self.clock = Clock(control)
+        self.name = f"seat{seat}" if name is None else name
+        """The configured name until the bot's hello names it."""
+        self.seed = seed
+        """The seed offered in ``match_start`` (the bot's ``GIN_BOT_SEED`` when started)."""
         self.peer: bytes | None = None
-        self.inline_events = False
-        """The bot asked for the opponent's moves inside its requests (see :meth:`hold_event`)."""
-        self.multi_match = False
-        """The welcome granted ``multi_match``: the connection may be kept for another match."""
         self.hello: Hello | None = None
         """The hello this seat was bound with."""
-        self.seed: str | None = None
-        """The seed offered in ``match_start`` (the bot's ``GIN_BOT_SEED`` when started)."""
-        self._held: list[bytes] = []
-        self.name = f"seat{seat}"
-        self.process: BotProcess | None = None
-        loop = asyncio.get_running_loop()
-        self._loop = loop
-        self.connected: asyncio.Future[None] = loop.create_future()
+        self.inline_events = False
+        """The bot asked for the opponent's moves inside its requests."""
+        self.multi_match = False
+        """The welcome granted ``multi_match``: the connection may be kept for another match."""
+        self._outbox = Outbox(send_bytes)
+        self._timer: Timer = asyncio.get_running_loop() if timer is None else timer
+        self._poll = poll
+        self._heartbeat = Heartbeat(self, self._timer, control.heartbeat)
+        self.connected: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Resolved by :meth:`bind`."""
+        self._faulted: asyncio.Future[None] | None = None
         self._pending_id: int | None = None
         self._on_reply: Callable[[WireAction, float], None] | None = None
         self._on_fault: Callable[[BotFault], None] | None = None
         self._sent = 0.0
         self._deadline = 0.0
         self._budget = 0.0
-        self._watchdog: asyncio.TimerHandle | None = None
+        self._watchdog: Alarm | None = None
         self._next_id = 1
         self._fault: Fault | None = None
-        self._fault_event = asyncio.Event()
-        self.last_heard = loop.time()
+        self.last_heard = self._timer.time()
         self.stale_replies = 0
         self.unsolicited = 0
-        self._errors_sent = 0
-        self._ping_nonce = 0
         self.game = -1
         self.hand = -1
         self.finished = False
+
+    # ------------------------------------------------------------------ identity, position
+
+    def bind(self, peer: bytes, hello: Hello, *, multi_match: bool, arrived: float) -> None:
+        """Bind the bot that said ``hello`` from routing id ``peer`` (once; the hub's job)."""
+        if self.peer is not None:
+            raise RuntimeError(f"seat {self.seat} is bound already")
+        self.peer = self._outbox.peer = peer
+        self.hello = hello
+        self.name = hello.name
+        self.inline_events = hello.inline_events
+        self.multi_match = multi_match
+        self.last_heard = arrived
+        if not self.connected.done():
+            self.connected.set_result(None)
+
+    def enter(self, game: int, hand: int) -> None:
+        """The match moves on to ``hand`` of ``game``; a new game refills the clock's bank
+        and forgets the unsolicited messages counted so far."""
+        if game != self.game:
+            self.clock.new_game()
+            self.unsolicited = 0
+        self.game, self.hand = game, hand
 
     # ------------------------------------------------------------------ faults
 
@@ -101,20 +131,15 @@ class SeatLink:
                 game=self.game,
                 hand=self.hand,
                 request_id=self._pending_id if request_id is None else request_id,
-                at=self._loop.time(),
+                at=self._timer.time(),
             )
-            self._fault_event.set()
+            if self._faulted is not None and not self._faulted.done():
+                self._faulted.set_result(None)
             LOGGER.info("seat %d fault %s: %s", self.seat, kind, detail)
         on_fault = self._on_fault
         if on_fault is not None:
             self.cancel_ask()
             on_fault(BotFault(self._fault))
-        return self._fault
-
-    async def wait_for_fault(self) -> Fault:
-        """Wait until a fault is recorded on this seat and return it."""
-        await self._fault_event.wait()
-        assert self._fault is not None
         return self._fault
 
     def raise_if_faulted(self) -> None:
@@ -125,33 +150,40 @@ class SeatLink:
     def clear_fault(self) -> None:
         """Forget a resolved, non-terminal fault (the bot plays on under the policy)."""
         self._fault = None
-        self._fault_event.clear()
 
     # ------------------------------------------------------------------ sending
 
+    def send(self, msg: Message | bytes) -> bool:
+        """Send a message (or its encoded bytes) after any held events; a message that cannot
+        be delivered to a bound bot is a stall fault."""
+        if self.peer is None:
+            return False
+        ok = self._outbox.send(msg if isinstance(msg, bytes) else encode(msg))
+        if not ok:
+            self._lost()
+        return ok
+
+    def _lost(self) -> None:
+        if not self.finished:
+            self.record_fault(FaultKind.STALL, "connection lost (message could not be delivered)")
+
     def hold_event(self, event: bytes) -> None:
-        """Keep an encoded ``event`` for the bot's next request (``inline_events`` seats); any
-        other message sent first flushes it as an ordinary ``event`` message."""
-        self._held.append(event)
+        """Keep an encoded ``event`` for the bot's next request or message (see
+        :class:`~referee.match.outbox.Outbox`)."""
+        self._outbox.hold(event)
 
     def take_held(self) -> list[bytes]:
         """The held events, oldest first, now to be sent inside a request."""
-        held, self._held = self._held, []
-        return held
+        return self._outbox.take_held()
 
-    def send(self, msg: Message | bytes) -> bool:
-        """Send a message (or its already encoded bytes) to the bot; a vanished peer becomes a
-        stall fault. Held events go first, as ``event`` messages, to keep the order."""
-        if self.peer is None:
-            return False
-        if self._held:
-            for event in self.take_held():
-                if not self.send(event):
-                    return False
-        ok = self._send_bytes(self.peer, msg if isinstance(msg, bytes) else encode(msg))
-        if not ok and not self.finished:
-            self.record_fault(FaultKind.STALL, "connection lost (message could not be delivered)")
-        return ok
+    def release_events(self) -> None:
+        """Send the held events now, unless the bot takes them inside its requests."""
+        if not self.inline_events and self.peer is not None and not self._outbox.flush():
+            self._lost()
+
+    def reply_error(self, code: str, message: str, request_id: int) -> None:
+        """Answer the outstanding request ``request_id`` with an ``error`` message."""
+        self.send(error_bytes(code, message, request_id))
 
     # ------------------------------------------------------------------ receiving
 
@@ -167,12 +199,8 @@ class SeatLink:
             return
         try:
             msg = decode_bot_message(payload)
-        except MalformedMessage as err:
-            self._reply_error(str(err.code), str(err))
-            self.record_fault(FaultKind.MALFORMED, str(err))
-            return
         except ProtocolError as err:
-            self._reply_error(str(err.code), str(err))
+            self._outbox.refuse(str(err.code), str(err))
             self.record_fault(FaultKind.MALFORMED, str(err))
             return
         match msg:
@@ -198,23 +226,13 @@ class SeatLink:
             return
         self.stale_replies += 1
         LOGGER.debug("seat %d stale reply id %s dropped", self.seat, rid)
-        self._reply_error(ErrorCode.STALE_REQUEST, f"no request {rid} is outstanding", rid)
-        self._count_unsolicited()
-
-    def _count_unsolicited(self) -> None:
+        self._outbox.refuse(ErrorCode.STALE_REQUEST, f"no request {rid} is outstanding", rid)
         self.unsolicited += 1
         if self.unsolicited > self.control.flood_limit:
             self.record_fault(
                 FaultKind.PROTOCOL,
                 f"flooding: more than {self.control.flood_limit} unsolicited messages",
             )
-
-    def _reply_error(self, code: str, message: str, request_id: int | None = None) -> None:
-        if self._errors_sent < _MAX_ERROR_REPLIES and self.peer is not None:
-            self._errors_sent += 1
-            for event in self.take_held():  # held events go first, as everywhere
-                self._send_bytes(self.peer, event)
-            self._send_bytes(self.peer, encode(Error(code, message[:400], request_id)))
 
     # ------------------------------------------------------------------ decisions
 
@@ -224,36 +242,6 @@ class SeatLink:
         self._next_id += 1
         return rid
 
-    async def decide(
-        self,
-        request_id: int,
-        request: Request | bytes,
-        *,
-        after_send: Callable[[], None] | None = None,
-    ) -> tuple[WireAction, float]:
-        """Send ``request`` (a message or its encoded bytes, with id ``request_id``) and await
-        the matching reply: ``(action, elapsed_seconds)``. The awaitable form of :meth:`ask`.
-
-        ``after_send`` runs right after the request is sent (the match sends the other seat's
-        event there). Raises :class:`BotFault` on timeout or on any fault detected meanwhile.
-        """
-        future: asyncio.Future[tuple[WireAction, float]] = self._loop.create_future()
-
-        def on_reply(action: WireAction, elapsed: float) -> None:
-            if not future.done():
-                future.set_result((action, elapsed))
-
-        def on_fault(err: BotFault) -> None:
-            if not future.done():
-                future.set_exception(err)
-
-        data = request if isinstance(request, bytes) else encode(request)
-        try:
-            self.ask(request_id, data, on_reply, on_fault, after_send)
-            return await future
-        finally:
-            self.cancel_ask()
-
     def ask(
         self,
         request_id: int,
@@ -262,8 +250,7 @@ class SeatLink:
         on_fault: Callable[[BotFault], None],
         after_send: Callable[[], None] | None = None,
     ) -> None:
-        """Send ``request`` (id ``request_id``) and return at once; the match's decision loop
-        uses this form (no task is woken per decision).
+        """Send ``request`` (id ``request_id``) and return at once.
 
         The matching reply calls ``on_reply(action, elapsed_seconds)`` synchronously from the
         hub's receive loop, after the clock is charged; a fault recorded before it (timeout,
@@ -280,14 +267,14 @@ class SeatLink:
         budget = self.clock.time_left + self.control.grace
         if not self.send(request) and self._on_fault is None:
             return  # the failed send recorded a fault, which called on_fault
-        loop = self._loop
-        sent = self._sent = loop.time()
+        timer = self._timer
+        sent = self._sent = timer.time()
         self._deadline, self._budget = sent + budget, budget
         watchdog = self._watchdog
         if watchdog is None or watchdog.when() > self._deadline:
             if watchdog is not None:
                 watchdog.cancel()
-            self._watchdog = loop.call_at(self._deadline, self._on_watchdog)
+            self._watchdog = timer.call_at(self._deadline, self._on_watchdog)
         if after_send is not None:
             after_send()
 
@@ -307,8 +294,8 @@ class SeatLink:
         self._watchdog = None
         if self._on_reply is None or self.finished:
             return
-        if self._loop.time() < self._deadline:
-            self._watchdog = self._loop.call_at(self._deadline, self._on_watchdog)
+        if self._timer.time() < self._deadline:
+            self._watchdog = self._timer.call_at(self._deadline, self._on_watchdog)
             return
         rid, budget = self._pending_id, self._budget
         if self._poll is not None:
@@ -318,59 +305,36 @@ class SeatLink:
         if self._on_reply is not None and self._pending_id == rid:
             self.record_fault(FaultKind.TIMEOUT, f"no reply to request {rid} within {budget:.3f} s")
 
+    # ------------------------------------------------------------------ life cycle
+
+    @property
+    def is_idle(self) -> bool:
+        """No request outstanding and no fault recorded (the heartbeat pings only then)."""
+        return self._pending_id is None and self._fault is None
+
+    def start_heartbeat(self) -> None:
+        """Ping the bot while it is idle, until the seat closes (see :mod:`.heartbeat`)."""
+        self._heartbeat.start()
+
+    async def wait_connected(self) -> None:
+        """Wait for the bot's hello; raises :class:`BotFault` if the seat faults first."""
+        self.raise_if_faulted()
+        if self.connected.done():
+            return
+        faulted = self._faulted = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait({self.connected, faulted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._faulted = None
+            faulted.cancel()
+        if not self.connected.done():
+            self.raise_if_faulted()
+
     def close(self) -> None:
-        """The seat is done: no more faults are charged and its deadline timer stops."""
+        """The seat is done: no more faults are charged and its timers stop."""
         self.finished = True
         self.cancel_ask()
+        self._heartbeat.stop()
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
-
-    async def wait_connected(self) -> None:
-        """Wait for the bot's hello; raises if the seat faulted or its process exits first."""
-        self.raise_if_faulted()
-        if self.process is None:
-            await self.connected
-            return
-        exit_wait = asyncio.ensure_future(self.process.wait())
-        try:
-            waiters: set[asyncio.Future[Any]] = {self.connected, exit_wait}
-            done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-            if self.connected not in done:
-                raise RuntimeError("bot exited before saying hello")
-        finally:
-            exit_wait.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await exit_wait
-
-    # ------------------------------------------------------------------ liveness
-
-    async def watch_process(self) -> None:
-        """Wait for the bot process to exit; an exit before the match ends is a crash."""
-        if self.process is None:
-            return
-        await self.process.wait()
-        if not self.finished:
-            detail = self.process.exit_hint()
-            tail = self.process.stderr_tail(1024).strip()
-            if tail:
-                detail += f"; stderr tail: {tail}"
-            self.record_fault(FaultKind.CRASH, detail)
-
-    async def heartbeat(self) -> None:
-        """Ping the bot while it is idle; five silent intervals make a stall fault."""
-        interval = self.control.heartbeat
-        while not self.finished and self._fault is None:
-            try:
-                async with asyncio.timeout(interval):
-                    await self._fault_event.wait()
-            except TimeoutError:
-                pass
-            if self.finished or self._fault is not None or self._pending_id is not None:
-                continue
-            silent = self._loop.time() - self.last_heard
-            if silent > 5 * interval:
-                self.record_fault(FaultKind.STALL, f"no answer to heartbeats for {silent:.1f} s")
-            elif silent > interval:
-                self._ping_nonce += 1
-                self.send(Ping(self._ping_nonce))

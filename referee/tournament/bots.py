@@ -91,35 +91,41 @@ class BotKeeper:
     async def settle(
         self,
         links: Sequence[SeatLink],
+        processes: Sequence[BotProcess | None],
         names: Sequence[str],
         result: MatchResult | None,
         played: Sequence[KeptBot | None],
         deal_id: str,
     ) -> None:
         """After a game: keep what may be kept (remembering that it played ``deal_id``), tear
-        the rest down with ``release_seats``; ``played`` is what :meth:`take` returned."""
+        the rest down with ``release_seats``. ``processes[seat]`` is the seat's bot process
+        (None for a remote bot); ``played`` is what :meth:`take` returned."""
         ending: list[SeatLink] = []
+        ending_processes: list[BotProcess | None] = []
         surplus: list[KeptBot] = []
-        for link, name, before in zip(links, names, played, strict=True):
-            if self._may_keep(link, result) and self.hub.retain(link):
-                if link.process is not None:
+        for link, process, name, before in zip(links, processes, names, played, strict=True):
+            if self._may_keep(link, process, result) and self.hub.retain(link):
+                if process is not None:
                     seen = (frozenset() if before is None else before.seen) | {deal_id}
                     bots = self.kept.setdefault(name, [])
-                    bots.append(KeptBot(link.token, link.process, seen))
+                    bots.append(KeptBot(link.token, process, seen))
                     while len(bots) > KEPT_PER_BOT:
                         surplus.append(bots.pop(0))
                 continue  # a remote bot: it waits in the lobby under its registered token
             ending.append(link)
-        await release_seats(self.hub, ending, grace=self.grace)
+            ending_processes.append(process)
+        await release_seats(self.hub, ending, ending_processes, grace=self.grace)
         if surplus:
             await asyncio.gather(*(self._drop(bot) for bot in surplus))
 
-    def _may_keep(self, link: SeatLink, result: MatchResult | None) -> bool:
+    def _may_keep(
+        self, link: SeatLink, process: BotProcess | None, result: MatchResult | None
+    ) -> bool:
         if not self.enabled or result is None or result.interrupted:
             return False
         if result.seats[link.seat].faults:
             return False
-        return link.process is None or link.process.returncode is None
+        return process is None or process.returncode is None
 
     async def release(self, names: set[str] | None = None) -> None:
         """Release the kept bots named (all by default): ``bye``, then terminate."""

@@ -28,12 +28,11 @@ from typing import Any
 from referee.match.config import MatchConfig
 from referee.match.deals import Deal
 from referee.match.hub import Hub
-from referee.match.play import play_match
 from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
-from referee.match.runner import start_bot
+from referee.match.runner import play_watched, start_bot
 from referee.match.seat import SeatLink
-from referee.net.process import BotCommand
+from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
@@ -100,7 +99,7 @@ class TournamentRun:
     """Plays (or resumes) one tournament into an output directory.
 
     Local bots connect over a private ``ipc://`` endpoint or the bound TCP one, as the config's
-    ``local_transport`` says; ``local_ipc`` overrides it (the benchmarks compare both).
+    ``local_transport`` says.
     """
 
     def __init__(
@@ -114,7 +113,6 @@ class TournamentRun:
         serve: bool = False,
         linger: bool = False,
         on_ready: Callable[[str], None] | None = None,
-        local_ipc: bool | None = None,
     ) -> None:
         self.config = config
         self.out = out
@@ -124,7 +122,6 @@ class TournamentRun:
         self.serve = serve
         self.linger = linger
         self.on_ready = on_ready
-        self.local_ipc = config.local_transport == "ipc" if local_ipc is None else local_ipc
         self.owner = f"host-{secrets.token_hex(4)}"
         self.bots = {b.name: b for b in config.bots}
         self.resumed = False
@@ -159,7 +156,7 @@ class TournamentRun:
             transport = RouterTransport(
                 TransportConfig(
                     endpoint=self.bind,
-                    local_ipc=self.local_ipc,
+                    local_ipc=self.config.local_transport == "ipc",
                     heartbeat_ivl_ms=1000,
                     heartbeat_timeout_ms=silence,
                     heartbeat_ttl_ms=silence,
@@ -274,6 +271,7 @@ class TournamentRun:
             if ready or not self.serve:
                 break
         links: list[SeatLink] = []
+        processes: list[BotProcess | None] = []
         names = [entry.name for entry in entries]
         kept = await keeper.take(
             [e.name if e.command is not None else "" for e in entries], spec.deal_id
@@ -283,24 +281,35 @@ class TournamentRun:
         try:
             for seat, (entry, bot) in enumerate(zip(entries, kept, strict=True)):
                 token = entry.token if bot is None else bot.token
-                link = hub.open_seat(seat, config.time, token, reusable=token is not None)
-                link.name = entry.name
-                link.seed = _bot_seed(self.deal, spec, entry.name)
-                if bot is not None:
-                    link.process = bot.process
+                link = hub.open_seat(
+                    seat,
+                    config.time,
+                    token,
+                    name=entry.name,
+                    seed=_bot_seed(self.deal, spec, entry.name),
+                    reusable=token is not None,
+                )
                 links.append(link)
-            for link, entry, bot in zip(links, entries, kept, strict=True):
-                if bot is None:
-                    await self._start(hub, link, entry, spec, match_config.match_id)
-            result = await play_match(
+                processes.append(None if bot is None else bot.process)
+            for seat, (link, entry) in enumerate(zip(links, entries, strict=True)):
+                if processes[seat] is None and entry.command is not None:
+                    stderr = f"{match_config.match_id}.{entry.name}.stderr"
+                    processes[seat] = await start_bot(
+                        link,
+                        BotCommand.parse(entry.command),
+                        endpoint=hub.local_endpoint,
+                        stderr_path=self.out / "stderr" / stderr,
+                    )
+            result = await play_watched(
                 match_config,
                 (links[0], links[1]),
+                processes,
                 recorder=recorder,
                 stop=self.stop,
             )
         finally:
             await keeper.settle(
-                links, names[: len(links)], result, kept[: len(links)], spec.deal_id
+                links, processes, names[: len(links)], result, kept[: len(links)], spec.deal_id
             )
             recorder.close()
         if result.interrupted:
@@ -332,16 +341,3 @@ class TournamentRun:
             if self.stop.is_set():
                 return False
         return True
-
-    async def _start(
-        self, hub: Hub, link: SeatLink, entry: BotEntry, spec: GameSpec, match_id: str
-    ) -> None:
-        if entry.command is None:
-            return
-        await start_bot(
-            link,
-            BotCommand.parse(entry.command),
-            endpoint=hub.local_endpoint,
-            seed=_bot_seed(self.deal, spec, entry.name),
-            stderr_path=self.out / "stderr" / f"{match_id}.{entry.name}.stderr",
-        )

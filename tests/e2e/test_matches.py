@@ -12,8 +12,7 @@ import pytest
 from referee.match.config import MatchConfig
 from referee.match.faults import FaultKind, FaultPolicy
 from referee.match.hub import Hub
-from referee.match.play import play_match
-from referee.match.runner import BotSpec, run_match
+from referee.match.runner import BotSpec, play_watched, run_match
 from referee.match.seat import SeatLink
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
@@ -94,11 +93,10 @@ async def test_a_crashing_match_does_not_disturb_another_on_the_same_hub() -> No
                 for seat, command in enumerate((a, b)):
                     link = hub.open_seat(seat, FAST)
                     env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": link.token}
-                    link.process = await BotProcess.start(BotCommand.parse(command), env=env)
-                    procs.append(link.process)
+                    procs.append(await BotProcess.start(BotCommand.parse(command), env=env))
                     links.append(link)
                 config = MatchConfig(games=2, time=FAST, seed=number, match_id=f"m{number}")
-                matches.append(play_match(config, (links[0], links[1])))
+                matches.append(play_watched(config, (links[0], links[1]), procs[-2:]))
             crashed, clean = await asyncio.gather(*matches)
         finally:
             await asyncio.gather(*(p.terminate(grace=0.5) for p in procs))

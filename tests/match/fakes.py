@@ -1,7 +1,9 @@
-"""An in-memory transport for driving the hub and seats without sockets."""
+"""An in-memory transport and a virtual timer for driving the hub and seats without sockets
+or real waiting."""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from typing import Any
 
@@ -9,6 +11,9 @@ import msgpack
 
 from protocol.codec import decode, encode
 from protocol.schema import Hello, Message
+from referee.match.clock import TimeControl
+from referee.match.hub import Hub
+from referee.match.seat import SeatLink
 from referee.net.transport import Incoming
 
 
@@ -57,3 +62,67 @@ class FakeTransport:
         """Say hello as a bot."""
         name = f"bot-{peer.hex()}"
         self.deliver(peer, Hello(version, name, token, inline_events=inline_events))
+
+
+class VirtualAlarm:
+    """A callback set on a :class:`VirtualTimer`."""
+
+    def __init__(self, when: float, callback: Callable[[], object]) -> None:
+        self._when = when
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def when(self) -> float:
+        return self._when
+
+
+class VirtualTimer:
+    """A :class:`~referee.match.clock.Timer` whose time moves only in :meth:`advance`."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+        self._alarms: list[tuple[float, int, VirtualAlarm]] = []
+        self._set = 0
+
+    def time(self) -> float:
+        return self.now
+
+    def call_at(self, when: float, callback: Callable[[], object], /) -> VirtualAlarm:
+        alarm = VirtualAlarm(when, callback)
+        self._set += 1
+        heapq.heappush(self._alarms, (when, self._set, alarm))
+        return alarm
+
+    def advance(self, seconds: float) -> None:
+        """Move time on by ``seconds``, running every alarm due meanwhile at its own time."""
+        end = self.now + seconds
+        while self._alarms and self._alarms[0][0] <= end:
+            when, _, alarm = heapq.heappop(self._alarms)
+            if not alarm.cancelled:
+                self.now = max(self.now, when)
+                alarm.callback()
+        self.now = end
+
+    @property
+    def pending(self) -> int:
+        """Alarms set and neither run nor cancelled."""
+        return sum(not alarm.cancelled for _, _, alarm in self._alarms)
+
+
+FAST = TimeControl(move=0.05, bank=0.05, grace=0.01, heartbeat=0.02, flood_limit=5)
+PEER = b"\x00peer"
+
+
+async def bound(
+    fake: FakeTransport, control: TimeControl = FAST
+) -> tuple[Hub, SeatLink, VirtualTimer]:
+    """A hub on ``fake`` with a virtual timer, and a seat bound to :data:`PEER`."""
+    timer = VirtualTimer()
+    hub = Hub(fake, timer=timer)
+    link = hub.open_seat(0, control)
+    fake.hello(PEER, link.token)
+    await link.connected
+    return hub, link, timer

@@ -1,0 +1,116 @@
+"""The hub driven through an in-memory transport: handshake, strangers, the lobby."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.schema import Bye, Error, Hello, Pong, Reject, Welcome
+from referee.match.faults import FaultKind
+from referee.match.hub import Hub
+from tests.match.fakes import FAST, PEER, FakeTransport, bound
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(10)]
+
+
+async def test_hello_binds_and_welcomes() -> None:
+    fake = FakeTransport()
+    _, link, _ = await bound(fake)
+    assert link.peer == PEER and link.name == f"bot-{PEER.hex()}"
+    assert isinstance(fake.messages(PEER)[0], Welcome)
+
+
+@pytest.mark.parametrize(
+    ("token", "version", "code"),
+    [("nope", 1, "bad_token"), (None, 7, "version_unsupported")],
+)
+async def test_bad_hellos_are_rejected(token: str | None, version: int, code: str) -> None:
+    fake = FakeTransport()
+    hub = Hub(fake)
+    link = hub.open_seat(0, FAST)
+    fake.hello(b"x", token or link.token, version)
+    (reply,) = fake.messages(b"x")
+    assert isinstance(reply, Reject) and reply.code == code and reply.supported_versions == (1,)
+    assert not link.connected.done()
+
+
+async def test_a_used_token_cannot_take_the_seat_again() -> None:
+    fake = FakeTransport()
+    _, link, _ = await bound(fake)
+    fake.hello(b"thief", link.token)
+    (reply,) = fake.messages(b"thief")
+    assert isinstance(reply, Reject) and reply.code == "token_in_use"
+    assert link.peer == PEER
+
+
+async def test_strangers_must_say_hello_first() -> None:
+    fake = FakeTransport()
+    Hub(fake)
+    fake.deliver(b"s", Pong(1))
+    fake.deliver(b"t", b"\xc1garbage")
+    (first,) = fake.messages(b"s")
+    (second,) = fake.messages(b"t")
+    assert isinstance(first, Error) and first.code == "unexpected_message"
+    assert isinstance(second, Reject) and second.code == "malformed"
+
+
+@pytest.mark.parametrize("inline", [True, False])
+async def test_the_welcome_grants_inline_events_when_asked(inline: bool) -> None:
+    fake = FakeTransport()
+    hub = Hub(fake)
+    link = hub.open_seat(0, FAST)
+    fake.hello(PEER, link.token, inline_events=inline)
+    await link.connected
+    welcome = fake.messages(PEER)[0]
+    assert isinstance(welcome, Welcome) and welcome.inline_events is inline
+    assert link.inline_events is inline
+
+
+async def test_a_lobby_bot_keeps_its_inline_events_choice() -> None:
+    fake = FakeTransport()
+    hub = Hub(fake)
+    hub.register_remote("reg-token", "remote")
+    fake.hello(PEER, "reg-token", inline_events=True)
+    welcome = fake.messages(PEER)[0]
+    assert isinstance(welcome, Welcome) and welcome.inline_events
+    link = hub.open_seat(1, FAST, "reg-token", reusable=True)
+    await link.connected
+    assert link.peer == PEER and link.inline_events
+
+
+@pytest.mark.parametrize("hub_grants", [True, False])
+async def test_a_retained_connection_is_seated_again_without_a_hello(hub_grants: bool) -> None:
+    fake = FakeTransport()
+    hub = Hub(fake, multi_match=hub_grants)
+    link = hub.open_seat(0, FAST)
+    fake.deliver(PEER, Hello(1, "kept", link.token, multi_match=True))
+    await link.connected
+    welcome = fake.messages(PEER)[0]
+    assert isinstance(welcome, Welcome) and welcome.multi_match is hub_grants
+    assert link.multi_match is hub_grants
+    if not hub_grants:
+        assert not hub.retain(link)
+        return
+    assert hub.retain(link) and link.finished and hub.is_available(link.token)
+    again = hub.open_seat(1, FAST, link.token, reusable=True)
+    assert again.connected.done() and again.peer == PEER and again.name == "kept"
+    assert sum(isinstance(m, Welcome) for m in fake.messages(PEER)) == 1
+    assert not hub.is_available(link.token)
+
+
+async def test_a_faulted_seat_is_not_retained_and_a_dismissed_token_is_refused() -> None:
+    fake = FakeTransport()
+    hub = Hub(fake, multi_match=True)
+    link = hub.open_seat(0, FAST)
+    fake.deliver(PEER, Hello(1, "kept", link.token, multi_match=True))
+    await link.connected
+    link.record_fault(FaultKind.TIMEOUT, "slow")
+    assert not hub.retain(link)
+    other = hub.open_seat(1, FAST)
+    fake.deliver(b"two", Hello(1, "kept2", other.token, multi_match=True))
+    await other.connected
+    assert hub.retain(other)
+    hub.dismiss(other.token)
+    assert isinstance(fake.messages(b"two")[-1], Bye) and not hub.is_available(other.token)
+    fake.deliver(b"three", Hello(1, "again", other.token))
+    reply = fake.messages(b"three")[0]
+    assert isinstance(reply, Reject) and reply.code == "token_in_use"
