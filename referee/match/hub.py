@@ -2,9 +2,10 @@
 
 Tokens are issued per seat. A frame from an unknown peer must be a ``hello`` carrying a valid,
 unused token and a supported protocol version; then that routing id is bound to the seat
-(and only then). Everything else from unknown peers is answered with ``reject``/``error`` and
-otherwise ignored: nobody can play someone else's seat. Frames from bound peers go straight
-to their :class:`~referee.match.seat.SeatLink`, stamped with their arrival time.
+(:meth:`~referee.match.seat.SeatLink.bind`, once, and only then). Everything else from unknown
+peers is answered with ``reject``/``error`` and otherwise ignored: nobody can play someone
+else's seat. Frames from bound peers go straight to their
+:class:`~referee.match.seat.SeatLink`, stamped with their arrival time by the hub's timer.
 """
 
 from __future__ import annotations

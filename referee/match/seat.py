@@ -68,7 +68,12 @@ class SeatLink:
         """The bot asked for the opponent's moves inside its requests."""
         self.multi_match = False
         """The welcome granted ``multi_match``: the connection may be kept for another match."""
-        self._outbox = Outbox(send_bytes)
+        self._outbox = outbox = Outbox(send_bytes)
+        # The outbox's own methods, not wrappers: both run on every decision.
+        self.hold_event: Callable[[bytes], None] = outbox.hold
+        """Keep an encoded ``event`` for the bot's next request or message."""
+        self.take_held: Callable[[], list[bytes]] = outbox.take_held
+        """The held events, oldest first, now to be sent inside a request."""
         self._timer: Timer = asyncio.get_running_loop() if timer is None else timer
         self._poll = poll
         self._heartbeat = Heartbeat(self, self._timer, control.heartbeat)
@@ -166,15 +171,6 @@ class SeatLink:
     def _lost(self) -> None:
         if not self.finished:
             self.record_fault(FaultKind.STALL, "connection lost (message could not be delivered)")
-
-    def hold_event(self, event: bytes) -> None:
-        """Keep an encoded ``event`` for the bot's next request or message (see
-        :class:`~referee.match.outbox.Outbox`)."""
-        self._outbox.hold(event)
-
-    def take_held(self) -> list[bytes]:
-        """The held events, oldest first, now to be sent inside a request."""
-        return self._outbox.take_held()
 
     def release_events(self) -> None:
         """Send the held events now, unless the bot takes them inside its requests."""
