@@ -15,12 +15,15 @@ protocol.errors.SchemaError: bad_card: event.action.card: not a card: '1h'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from typing import Any, TypeAlias
+from collections.abc import Callable, Collection, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from protocol.cards import CARD_SET
 from protocol.errors import ErrorCode, SchemaError
-from protocol.schema import Cards, IntPair, Melds
+
+if TYPE_CHECKING:
+    from protocol.schema import Cards, IntPair, Melds, RuleValue
 
 __all__ = [
     "MAX_INT",
@@ -38,6 +41,7 @@ __all__ = [
     "check_map",
     "check_melds",
     "check_pair",
+    "check_rules",
     "check_seat",
     "check_str",
     "fail",
@@ -228,3 +232,18 @@ def check_by_seat(v: Any, where: Where, item: Callable[[Any, Where], Any]) -> tu
 def check_list(v: Any, where: Where, item: Callable[[Any, Where], Any]) -> tuple[Any, ...]:
     """An array whose entries are each checked by ``item``."""
     return tuple(item(x, (where, i)) for i, x in enumerate(check_array(v, where)))
+
+
+def check_rules(v: Any, where: Where) -> Mapping[str, RuleValue]:
+    """A map of rule names to integers, strings, booleans or nil (read-only once checked)."""
+    m = check_map(v, where)
+    for key, value in m.items():
+        if type(value) is int:
+            check_int(value, (where, key), -MAX_INT)
+        elif value is not None and type(value) not in (str, bool):
+            raise fail(
+                _TYPE,
+                (where, key),
+                f"must be an integer, string, bool or nil, got {type(value).__name__}",
+            )
+    return MappingProxyType(m)

@@ -6,10 +6,12 @@ input bytes, raising only :class:`~protocol.errors.ProtocolError` subclasses:
 :class:`~protocol.errors.MalformedMessage` when the bytes are not one acceptable msgpack
 value, :class:`~protocol.errors.SchemaError` when the value has the wrong shape.
 
-The map of each message lives in :mod:`protocol.wire_maps`; the per-decision ``request``
-and the common ``action`` reply have fast paths here that give the same results (property
-tested). ``encode`` trusts its input (it is on the referee's hot path): it does not validate
-cards or ranges, so a message built with bad values encodes to bytes that ``decode`` rejects.
+The map of each message is derived from its description (:func:`protocol.fields.to_wire`);
+the common ``action`` reply has a decoding fast path here that gives the same results
+(property tested). ``encode`` trusts its input (the referee encodes every event with it): it
+does not validate cards or ranges, so a message built with bad values encodes to bytes that
+``decode`` rejects. The referee writes its per-decision ``request`` itself
+(``referee/match/request.py``), from the same description.
 
 >>> from protocol.errors import ProtocolError
 >>> from protocol.schema import Ping
@@ -33,18 +35,17 @@ import msgpack
 
 from protocol.checks import MAX_INT
 from protocol.errors import MalformedMessage
+from protocol.fields import to_wire
 from protocol.parse import parse_message, simple_action
 from protocol.schema import (
     BOT_MESSAGE_TYPES,
+    MESSAGE_CLASSES,
     REFEREE_MESSAGE_TYPES,
     BotMessage,
-    Event,
     Message,
     RefereeMessage,
-    Request,
     WireAction,
 )
-from protocol.wire_maps import action_map, event_map, to_wire, view_map
 
 __all__ = [
     "MAX_ARRAY_LEN",
@@ -57,8 +58,6 @@ __all__ = [
     "decode_bot_message",
     "decode_referee_message",
     "encode",
-    "packed_action",
-    "to_wire",
 ]
 
 MAX_MESSAGE_BYTES = 64 * 1024
@@ -88,72 +87,7 @@ def _refuse_ext(code: int, data: bytes) -> NoReturn:
 # ------------------------------------------------------------------------ encoding
 
 _pack = msgpack.Packer(use_bin_type=True).pack
-_ACTION_BYTES: dict[WireAction, bytes] = {}
-_EVENT_BYTES: dict[Event, bytes] = {}
-_REQUEST_HEAD = b"\x87" + _pack("type") + _pack("request") + _pack("request_id")
-_REQUEST_HEAD_EVENTS = b"\x88" + _REQUEST_HEAD[1:]
-_K_DECISION, _K_LEGAL, _K_VIEW = _pack("decision"), _pack("legal"), _pack("view")
-_K_TIME_LEFT, _K_BANK, _K_EVENTS = _pack("time_left_ms"), _pack("bank_ms"), _pack("events")
-
-
-def packed_action(action: WireAction) -> bytes:
-    """The msgpack bytes of one action map (as inside a request's ``legal`` list); the finite
-    set of meld-free actions is cached."""
-    data = _ACTION_BYTES.get(action)
-    if data is None:
-        data = _pack(action_map(action))
-        if action.melds is None:
-            _ACTION_BYTES[action] = data
-    return data
-
-
-def _packed_event(event: Event) -> bytes:
-    """The msgpack bytes of one event map (as inside a request's ``events`` list, and equal
-    to ``encode(event)``); the finite set of meld-free events is cached."""
-    data = _EVENT_BYTES.get(event)
-    if data is None:
-        data = _pack(event_map(event))
-        if event.action.melds is None:
-            _EVENT_BYTES[event] = data
-    return data
-
-
-def _array_header(count: int) -> bytes:
-    """The msgpack header of an array of ``count`` elements."""
-    if count < 16:
-        return bytes((0x90 | count,))
-    if count <= 0xFFFF:
-        return b"\xdc" + count.to_bytes(2, "big")
-    return b"\xdd" + count.to_bytes(4, "big")
-
-
-def _encode_request(m: Request) -> bytes:
-    """Fast path for the per-decision message: the same bytes as packing :func:`_request`'s
-    map (same key order, ``events`` last and only when there are some), with the packed
-    forms of the legal actions and of the events taken from caches."""
-    events = m.events
-    return b"".join(
-        (
-            _REQUEST_HEAD_EVENTS if events else _REQUEST_HEAD,
-            _pack(m.request_id),
-            _K_DECISION,
-            _pack(m.decision),
-            _K_LEGAL,
-            _array_header(len(m.legal)),
-            *[packed_action(a) for a in m.legal],
-            _K_VIEW,
-            _pack(view_map(m.view)),
-            _K_TIME_LEFT,
-            _pack(m.time_left_ms),
-            _K_BANK,
-            _pack(m.bank_ms),
-            *(
-                (_K_EVENTS, _array_header(len(events)), *map(_packed_event, events))
-                if events
-                else ()
-            ),
-        )
-    )
+_MESSAGE_CLASSES = frozenset(MESSAGE_CLASSES.values())
 
 
 def encode(msg: Message) -> bytes:
@@ -162,10 +96,9 @@ def encode(msg: Message) -> bytes:
     Raises ``TypeError`` for a non-message and ``MalformedMessage`` (``too_large``)
     if the result would exceed :data:`MAX_MESSAGE_BYTES`.
     """
-    if type(msg) is Request:
-        data = _encode_request(msg)
-    else:
-        data = msgpack.packb(to_wire(msg), use_bin_type=True)
+    if type(msg) not in _MESSAGE_CLASSES:
+        raise TypeError(f"not a protocol message: {type(msg).__name__}")
+    data: bytes = _pack(to_wire(msg))
     if len(data) > MAX_MESSAGE_BYTES:
         raise MalformedMessage.too_large(len(data), MAX_MESSAGE_BYTES)
     return data

@@ -1,8 +1,13 @@
 """Wire protocol v1: one frozen dataclass per message type, plus the action and view maps.
 
-These classes are plain data. :mod:`protocol.codec` turns them into msgpack bytes and
-back, validating everything it decodes. Field names equal the wire keys; card lists are
-tuples of card strings (see :mod:`protocol.cards`), pairs indexed by seat are 2-tuples.
+These classes are plain data, and the one description of every message: field names equal
+the wire keys, in wire order; a field without a default is required (always written, nil
+allowed only if its type admits ``None``); a field with a default is optional (omitted when
+it holds it). Limits that the Python type does not say are in ``Annotated[..., Check(...)]``
+(see :mod:`protocol.fields`, which derives the parser's and encoders' tables from here).
+:mod:`protocol.codec` turns the messages into msgpack bytes and back, validating everything
+it decodes. Card lists are tuples of card strings (see :mod:`protocol.cards`), pairs indexed
+by seat are 2-tuples.
 
 >>> WireAction.knock("7h", (("3c", "3d", "3h"),))
 WireAction(kind='knock', card='7h', melds=(('3c', '3d', '3h'),))
@@ -14,9 +19,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, TypeAlias
+from typing import Annotated, ClassVar, TypeAlias
 
+from protocol.checks import (
+    check_by_seat,
+    check_card,
+    check_cards,
+    check_enum,
+    check_hand,
+    check_int,
+    check_list,
+    check_melds,
+    check_pair,
+    check_rules,
+    check_seat,
+    check_str,
+)
 from protocol.errors import VersionMismatch
+from protocol.fields import Check
 
 __all__ = [
     "ACTION_KINDS",
@@ -33,11 +53,14 @@ __all__ = [
     "ActionMsg",
     "BotMessage",
     "Bye",
+    "Card",
+    "CardList",
     "Cards",
     "Error",
     "Event",
     "Fault",
     "GameEnd",
+    "Hand",
     "HandEnd",
     "HandStart",
     "Hello",
@@ -46,12 +69,14 @@ __all__ = [
     "MatchStart",
     "Melds",
     "Message",
+    "Pair",
     "Ping",
     "Pong",
     "RefereeMessage",
     "Reject",
     "Request",
     "RuleValue",
+    "Seat",
     "TimeControl",
     "Welcome",
     "WireAction",
@@ -95,6 +120,21 @@ MATCH_RESULTS = ("win", "loss", "draw")
 MATCH_END_REASONS = ("normal", "opponent_forfeit", "your_fault", "aborted")
 """Every ``MatchEnd.reason``."""
 
+Seat: TypeAlias = Annotated[int, Check(check_seat)]
+"""A seat: 0 or 1."""
+
+Card: TypeAlias = Annotated[str, Check(check_card)]
+"""One canonical card string."""
+
+Hand: TypeAlias = Annotated[Cards, Check(check_hand)]
+"""Up to eleven distinct cards."""
+
+CardList: TypeAlias = Annotated[Cards, Check(check_cards)]
+"""Up to 52 distinct cards."""
+
+Pair: TypeAlias = Annotated[IntPair, Check(check_pair)]
+"""Two non-negative ints indexed by seat."""
+
 
 def check_version(version: int) -> None:
     """Raise :class:`~protocol.errors.VersionMismatch` unless ``version`` is supported.
@@ -120,9 +160,9 @@ class WireAction:
     referee pick the best one.
     """
 
-    kind: str
-    card: str | None = None
-    melds: Melds | None = None
+    kind: Annotated[str, Check(check_enum, ACTION_KINDS)]
+    card: Card | None = None
+    melds: Annotated[Melds | None, Check(check_melds)] = None
 
     @staticmethod
     def pass_upcard() -> WireAction:
@@ -159,23 +199,23 @@ class WireAction:
 class WireView:
     """Everything the receiving seat may know about the hand (the "view map")."""
 
-    seat: int
-    phase: str
-    to_act: int
-    dealer: int
-    hand: Cards
-    discard_pile: Cards
+    seat: Seat
+    phase: Annotated[str, Check(check_enum, PHASES)]
+    to_act: Seat
+    dealer: Seat
+    hand: Hand
+    discard_pile: CardList
     """Bottom to top: the last card is the one that can be taken."""
-    stock_size: int
-    opponent_hand_size: int
-    opponent_known: Cards
+    stock_size: Annotated[int, Check(check_int, 0, 52)]
+    opponent_hand_size: Annotated[int, Check(check_int, 0, 11)]
+    opponent_known: Hand
     """Cards the opponent is known to hold because it took them from the pile."""
     knock_limit: int
-    multiplier: int
+    multiplier: Annotated[int, Check(check_int, 1)]
     turn: int
-    scores: IntPair
+    scores: Pair
     """Game scores by seat before this hand."""
-    taken_card: str | None
+    taken_card: Card | None
     """The card this seat took from the pile this turn (it may not discard it)."""
 
 
@@ -193,7 +233,7 @@ class TimeControl:
 class Fault:
     """Why a match ended abnormally: an error code and a human-readable detail."""
 
-    code: str
+    code: Annotated[str, Check(check_str, 1)]
     detail: str
 
 
@@ -212,10 +252,10 @@ class Hello:
 
     TYPE: ClassVar[str] = "hello"
     protocol_version: int
-    name: str
-    token: str
-    author: str | None = None
-    version: str | None = None
+    name: Annotated[str, Check(check_str, 1, 64)]
+    token: Annotated[str, Check(check_str, 1, 128)]
+    author: Annotated[str | None, Check(check_str, 0, 128)] = None
+    version: Annotated[str | None, Check(check_str, 0, 128)] = None
     inline_events: bool = False
     multi_match: bool = False
 
@@ -270,7 +310,7 @@ class Reject:
     """The referee refuses a hello; the connection is then ignored."""
 
     TYPE: ClassVar[str] = "reject"
-    code: str
+    code: Annotated[str, Check(check_str, 1)]
     message: str
     supported_versions: tuple[int, ...]
 
@@ -288,16 +328,16 @@ class MatchStart:
     """
 
     TYPE: ClassVar[str] = "match_start"
-    match_id: str
-    seat: int
+    match_id: Annotated[str, Check(check_str, 1)]
+    seat: Seat
     opponent: str
     games: int
-    rules: Mapping[str, RuleValue]
+    rules: Annotated[Mapping[str, RuleValue], Check(check_rules, out=dict)]
     rules_hash: str
     time_control: TimeControl
-    seed: str | None = None
-    deal_commitment: str | None = None
-    deal_id: str | None = None
+    seed: Annotated[str | None, Check(check_str, 1, 64)] = None
+    deal_commitment: Annotated[str | None, Check(check_str, 1, 128)] = None
+    deal_id: Annotated[str | None, Check(check_str, 1, 256)] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,10 +347,10 @@ class HandStart:
     TYPE: ClassVar[str] = "hand_start"
     game: int
     hand: int
-    dealer: int
-    hand_cards: Cards
-    upcard: str
-    scores: IntPair
+    dealer: Seat
+    hand_cards: Annotated[Cards, Check(check_cards, 10, 10)]
+    upcard: Card
+    scores: Pair
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +363,7 @@ class Request:
 
     TYPE: ClassVar[str] = "request"
     request_id: int
-    decision: str
+    decision: Annotated[str, Check(check_enum, DECISIONS)]
     legal: tuple[WireAction, ...]
     view: WireView
     time_left_ms: int
@@ -336,7 +376,7 @@ class Event:
     """The opponent (``seat``) made a move."""
 
     TYPE: ClassVar[str] = "event"
-    seat: int
+    seat: Seat
     action: WireAction
 
 
@@ -347,15 +387,15 @@ class HandEnd:
     TYPE: ClassVar[str] = "hand_end"
     game: int
     hand: int
-    termination: str
-    winner: int | None
+    termination: Annotated[str, Check(check_enum, TERMINATIONS)]
+    winner: Seat | None
     points: int
-    hands: tuple[Cards, Cards]
-    melds: tuple[Melds, Melds]
-    layoffs: tuple[Cards, ...]
+    hands: Annotated[tuple[Cards, Cards], Check(check_by_seat, check_hand)]
+    melds: Annotated[tuple[Melds, Melds], Check(check_by_seat, check_melds)]
+    layoffs: Annotated[tuple[Cards, ...], Check(check_list, check_hand)]
     """One entry per card the defender laid off: that card, then the knocker's meld it extends."""
-    deadwood: IntPair
-    scores: IntPair
+    deadwood: Pair
+    scores: Pair
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,9 +404,9 @@ class GameEnd:
 
     TYPE: ClassVar[str] = "game_end"
     game: int
-    winner: int | None
-    scores: IntPair
-    hands_won: IntPair
+    winner: Seat | None
+    scores: Pair
+    hands_won: Pair
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,12 +415,12 @@ class MatchEnd:
     given, is the revealed deal key (hex) that ``MatchStart.deal_commitment`` committed to."""
 
     TYPE: ClassVar[str] = "match_end"
-    result: str
-    games_won: IntPair
-    points: IntPair
-    reason: str
+    result: Annotated[str, Check(check_enum, MATCH_RESULTS)]
+    games_won: Pair
+    points: Pair
+    reason: Annotated[str, Check(check_enum, MATCH_END_REASONS)]
     fault: Fault | None
-    deal_key: str | None = None
+    deal_key: Annotated[str | None, Check(check_str, 1, 128)] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,7 +428,7 @@ class Error:
     """The referee reports a problem with something the bot sent."""
 
     TYPE: ClassVar[str] = "error"
-    code: str
+    code: Annotated[str, Check(check_str, 1)]
     message: str
     request_id: int | None = None
 

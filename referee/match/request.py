@@ -5,8 +5,11 @@ Every decision sends one request. Building it the general way (``observe`` → `
 :func:`request_bytes` writes the very same bytes (property-tested against
 :func:`protocol.codec.encode` of the general path) from the state's masks with precomputed
 fragments: the packed card strings of every 13-bit suit row, the packed legal actions looked
-up by identity (the rules intern them), and the constant keys. The fragment tables take about
-2 MiB, once per process.
+up by identity (the rules intern them), and the map headers and keys, which come from the
+protocol's description of ``request`` and its ``view`` (:func:`protocol.fields.describe`).
+The writer fills the fields in the order of :data:`_REQUEST_FIELDS` and :data:`_VIEW_FIELDS`;
+importing this module fails if the description's always-written fields differ from them.
+The fragment tables take about 2 MiB, once per process.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from collections.abc import Sequence
 
 import msgpack
 
-from protocol.codec import packed_action
+from protocol.fields import StructSpec, describe, to_wire
+from protocol.schema import Request, WireView
 from referee.match.wire import to_wire_action
 from referee.rules import (
     BIG_GIN,
@@ -60,25 +64,50 @@ _INTERNED: tuple[Action, ...] = (
     *(discard_action(card) for card in DECK),
     *(knock_action(card) for card in DECK),
 )
-_ACTIONS = {id(action): packed_action(to_wire_action(action)) for action in _INTERNED}
+
+
+def _packed_action(action: Action) -> bytes:
+    return _pack(to_wire(to_wire_action(action)))
+
+
+_ACTIONS = {id(action): _packed_action(action) for action in _INTERNED}
 """Packed wire form of every interned action, by identity (``_INTERNED`` keeps them alive)."""
 
+_REQUEST_FIELDS = ("request_id", "decision", "legal", "view", "time_left_ms", "bank_ms")
+"""The request's fields :func:`request_bytes` writes, in this order, then ``events`` if any."""
+_VIEW_FIELDS = (
+    *("seat", "phase", "to_act", "dealer", "hand", "discard_pile", "stock_size"),
+    *("opponent_hand_size", "opponent_known", "knock_limit", "multiplier", "turn", "scores"),
+    "taken_card",
+)
+"""The view's fields :func:`request_bytes` writes, in this order."""
 
-def _k(name: str) -> bytes:
-    return _pack(name)
+
+def _keys(spec: StructSpec, written: tuple[str, ...]) -> dict[str, bytes]:
+    """The packed keys of ``spec``, once its always-written fields are checked to be
+    ``written`` (a field added to the description must be added to the writer too)."""
+    if spec.always != written:
+        raise ImportError(
+            f"request_bytes writes {spec.cls.__name__} fields {written}, "
+            f"but the protocol describes {spec.always}"
+        )
+    return spec.keys()
 
 
-_REQUEST_HEAD = b"\x87" + _k("type") + _k("request") + _k("request_id")
-_REQUEST_HEAD_EVENTS = b"\x88" + _REQUEST_HEAD[1:]
-_K_EVENTS = _k("events")
-_K_DECISION, _K_LEGAL, _K_VIEW = _k("decision"), _k("legal"), _k("view")
-_K_TIME_LEFT, _K_BANK = _k("time_left_ms"), _k("bank_ms")
-_VIEW_HEAD = b"\x8e" + _k("seat")
-_K_PHASE, _K_TO_ACT, _K_DEALER, _K_HAND = _k("phase"), _k("to_act"), _k("dealer"), _k("hand")
-_K_PILE, _K_STOCK = _k("discard_pile"), _k("stock_size")
-_K_OPP_SIZE, _K_OPP_KNOWN = _k("opponent_hand_size"), _k("opponent_known")
-_K_KNOCK, _K_MULT, _K_TURN = _k("knock_limit"), _k("multiplier"), _k("turn")
-_K_SCORES, _K_TAKEN = _k("scores") + b"\x92", _k("taken_card")
+_REQUEST, _VIEW = describe(Request), describe(WireView)
+_K = _keys(_REQUEST, _REQUEST_FIELDS)
+_V = _keys(_VIEW, _VIEW_FIELDS)
+_REQUEST_HEAD = _REQUEST.header() + _REQUEST.type_prefix() + _K["request_id"]
+_REQUEST_HEAD_EVENTS = _REQUEST.header(1) + _REQUEST.type_prefix() + _K["request_id"]
+_K_EVENTS = _K["events"]
+_K_DECISION, _K_LEGAL, _K_VIEW = _K["decision"], _K["legal"], _K["view"]
+_K_TIME_LEFT, _K_BANK = _K["time_left_ms"], _K["bank_ms"]
+_VIEW_HEAD = _VIEW.header() + _V["seat"]
+_K_PHASE, _K_TO_ACT, _K_DEALER, _K_HAND = _V["phase"], _V["to_act"], _V["dealer"], _V["hand"]
+_K_PILE, _K_STOCK = _V["discard_pile"], _V["stock_size"]
+_K_OPP_SIZE, _K_OPP_KNOWN = _V["opponent_hand_size"], _V["opponent_known"]
+_K_KNOCK, _K_MULT, _K_TURN = _V["knock_limit"], _V["multiplier"], _V["turn"]
+_K_SCORES, _K_TAKEN = _V["scores"] + _HEADER[2], _V["taken_card"]
 
 
 def _int(value: int) -> bytes:
@@ -103,7 +132,7 @@ def _legal(legal: Sequence[Action]) -> bytes:
     try:
         parts = [table[id(action)] for action in legal]
     except KeyError:  # not an interned action (never from legal_actions): the general path
-        parts = [packed_action(to_wire_action(action)) for action in legal]
+        parts = [_packed_action(action) for action in legal]
     return _HEADER[len(legal)] + b"".join(parts)
 
 

@@ -6,7 +6,7 @@ small functions translate in both directions. Wire forms of the interned actions
 
 from __future__ import annotations
 
-from protocol.schema import HandEnd, WireAction, WireView
+from protocol.schema import HandEnd, WireAction
 from referee.rules import (
     BIG_GIN,
     DRAW_STOCK,
@@ -22,15 +22,14 @@ from referee.rules import (
     MalformedAction,
     Meld,
     PassUpcard,
-    PlayerView,
     TakeDiscard,
     discard_action,
     knock_action,
 )
-from referee.rules.cards import CARD_TEXT, DECK, mask_table
+from referee.rules.cards import DECK
 from referee.rules.errors import CardParseError, InvalidMeld
 
-__all__ = ["hand_end_message", "to_action", "to_wire_action", "to_wire_legal", "to_wire_view"]
+__all__ = ["event_action", "hand_end_message", "to_action", "to_wire_action"]
 
 _WIRE: dict[Action, WireAction] = {
     PASS_UPCARD: WireAction("pass_upcard"),
@@ -57,12 +56,6 @@ def to_wire_action(action: Action) -> WireAction:
         case Knock(card=card, melds=melds) if melds is not None:
             return WireAction("knock", str(card), _melds_text(melds))
     raise TypeError(f"no wire form for {action!r}")
-
-
-def to_wire_legal(actions: tuple[Action, ...]) -> tuple[WireAction, ...]:
-    """Wire forms of a legal-action list."""
-    wire = _WIRE
-    return tuple([wire[a] for a in actions])
 
 
 def _card(text: str | None, kind: str) -> Card:
@@ -101,30 +94,6 @@ def to_action(wire: WireAction) -> Action:
     raise MalformedAction(repr(kind), "unknown action kind")
 
 
-mask_texts = mask_table(CARD_TEXT)
-"""Canonical texts of the cards of a 52-bit mask, in index order."""
-
-
-def to_wire_view(view: PlayerView) -> WireView:
-    """The wire form of a seat's view."""
-    return WireView(
-        seat=view.seat,
-        phase=str(view.phase),
-        to_act=view.to_act,
-        dealer=view.dealer,
-        hand=mask_texts(view.hand.mask),
-        discard_pile=tuple([CARD_TEXT[c.index] for c in view.discard_pile]),
-        stock_size=view.stock_size,
-        opponent_hand_size=view.opponent_hand_size,
-        opponent_known=mask_texts(view.opponent_known.mask),
-        knock_limit=view.knock_limit,
-        multiplier=view.multiplier,
-        turn=view.turn,
-        scores=view.scores,
-        taken_card=None if view.taken_card is None else str(view.taken_card),
-    )
-
-
 def hand_end_message(
     *, game: int, hand: int, result: HandResult, scores: tuple[int, int]
 ) -> HandEnd:
@@ -156,6 +125,3 @@ def event_action(action: Action, card: Card | None) -> WireAction:
         case Knock(card=knocked):
             return WireAction("knock", str(knocked))
     raise TypeError(f"not an action: {action!r}")
-
-
-__all__ += ["event_action"]

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.codec import decode, encode
-from protocol.schema import Event, Request, WireAction
+from protocol.schema import Event, Request, WireAction, WireView
 from referee.match.request import request_bytes
-from referee.match.wire import to_wire_legal, to_wire_view
+from referee.match.wire import to_wire_action
 from referee.rules import (
     BIG_GIN,
     DRAW_STOCK,
@@ -18,12 +18,14 @@ from referee.rules import (
     PRESETS,
     HandState,
     Knock,
+    PlayerView,
     RuleSet,
     apply,
     deal,
     legal_actions,
     observe,
 )
+from referee.rules.cards import CARD_TEXT, mask_table
 from referee.rules.state import shuffled_deck
 from tests.rules.helpers import position
 from tests.rules.test_golden import BIG, DEFENDER
@@ -43,11 +45,34 @@ events = st.lists(
 ).map(tuple)
 
 
+mask_texts = mask_table(CARD_TEXT)
+
+
+def to_wire_view(view: PlayerView) -> WireView:
+    """The reference wire form of a seat's view, field by field from the rules' view."""
+    return WireView(
+        seat=view.seat,
+        phase=str(view.phase),
+        to_act=view.to_act,
+        dealer=view.dealer,
+        hand=mask_texts(view.hand.mask),
+        discard_pile=tuple([CARD_TEXT[c.index] for c in view.discard_pile]),
+        stock_size=view.stock_size,
+        opponent_hand_size=view.opponent_hand_size,
+        opponent_known=mask_texts(view.opponent_known.mask),
+        knock_limit=view.knock_limit,
+        multiplier=view.multiplier,
+        turn=view.turn,
+        scores=view.scores,
+        taken_card=None if view.taken_card is None else str(view.taken_card),
+    )
+
+
 def general(
     state: HandState, request_id: int, time_left_ms: int, bank_ms: int, held: tuple[Event, ...]
 ) -> bytes:
     """The request through the general path: observe, wire view, Request, encode."""
-    legal = to_wire_legal(legal_actions(state))
+    legal = tuple(to_wire_action(action) for action in legal_actions(state))
     view = to_wire_view(observe(state, state.to_act))
     phase = str(state.phase)
     return encode(Request(request_id, phase, legal, view, time_left_ms, bank_ms, held))

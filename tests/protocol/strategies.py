@@ -1,49 +1,48 @@
-"""Hypothesis strategies producing valid messages of every type, and wire-map helpers."""
+"""Hypothesis strategies producing valid messages of every type, and wire-map helpers.
+
+The messages are drawn from the protocol's description (:func:`protocol.fields.describe`):
+a field added to a message is drawn, encoded and decoded by every property test at once.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
 from hypothesis import strategies as st
 
 from protocol.cards import ALL_CARDS
-from protocol.checks import MAX_INT
-from protocol.codec import to_wire
+from protocol.checks import (
+    MAX_INT,
+    check_bool,
+    check_by_seat,
+    check_card,
+    check_cards,
+    check_enum,
+    check_hand,
+    check_int,
+    check_list,
+    check_melds,
+    check_pair,
+    check_rules,
+    check_seat,
+    check_str,
+)
+from protocol.fields import Check, Shape, Struct, describe, to_wire
 from protocol.schema import (
     ACTION_KINDS,
-    DECISIONS,
-    MATCH_END_REASONS,
-    MATCH_RESULTS,
-    PHASES,
-    TERMINATIONS,
-    ActionMsg,
-    Bye,
+    MESSAGE_CLASSES,
     Cards,
-    Error,
-    Event,
-    Fault,
-    GameEnd,
-    HandEnd,
     HandStart,
-    Hello,
-    MatchEnd,
-    MatchStart,
     Melds,
     Message,
-    Ping,
-    Pong,
-    Reject,
     Request,
-    TimeControl,
-    Welcome,
     WireAction,
-    WireView,
 )
 
 cards = st.sampled_from(ALL_CARDS)
 ints = st.integers(0, MAX_INT)
-small_ints = st.integers(0, 10_000)
 seats = st.integers(0, 1)
 pairs = st.tuples(ints, ints)
 texts = st.text(max_size=40)
@@ -80,121 +79,72 @@ def actions(draw: st.DrawFn) -> WireAction:
     return WireAction.knock(card, draw(st.none() | meld_arrangements(frozenset({card}))))
 
 
-views = st.builds(
-    WireView,
-    seat=seats,
-    phase=st.sampled_from(PHASES),
-    to_act=seats,
-    dealer=seats,
-    hand=card_lists(),
-    discard_pile=card_lists(max_size=31),
-    stock_size=st.integers(0, 52),
-    opponent_hand_size=st.integers(0, 11),
-    opponent_known=card_lists(),
-    knock_limit=st.integers(0, 10),
-    multiplier=st.integers(1, 4),
-    turn=small_ints,
-    scores=pairs,
-    taken_card=st.none() | cards,
+rule_values: st.SearchStrategy[Any] = (
+    st.none() | st.booleans() | st.integers(-MAX_INT, MAX_INT) | texts
 )
 
+_CHECK_STRATEGIES: dict[Callable[..., Any], Callable[..., st.SearchStrategy[Any]]] = {
+    check_int: lambda lo=0, hi=MAX_INT: st.integers(lo, min(hi, MAX_INT)),
+    check_str: lambda lo=0, hi=None: st.text(min_size=lo, max_size=hi or 40),
+    check_bool: st.booleans,
+    check_seat: lambda: seats,
+    check_enum: st.sampled_from,
+    check_card: lambda: cards,
+    check_cards: lambda lo=0, hi=52: card_lists(lo, min(hi, 31)),
+    check_hand: card_lists,
+    check_pair: lambda: pairs,
+    check_melds: meld_arrangements,
+    check_by_seat: lambda item: st.tuples(_from_check(item), _from_check(item)),
+    check_list: lambda item: st.lists(_from_check(item), max_size=4).map(tuple),
+    check_rules: lambda: st.dictionaries(st.text(max_size=20), rule_values, max_size=12),
+}
+"""A strategy of valid values for each field checker of the description (with its args)."""
 
-events = st.builds(Event, seat=seats, action=actions())
-"""Any valid event (also the elements of ``Request.events``)."""
+
+def _from_check(fn: Callable[..., Any], *args: Any) -> st.SearchStrategy[Any]:
+    try:
+        return _CHECK_STRATEGIES[fn](*args)
+    except KeyError:
+        raise AssertionError(f"no strategy for {fn.__name__}: add one to strategies.py") from None
 
 
-@st.composite
-def hand_starts(draw: st.DrawFn) -> HandStart:
-    """A deal: ten distinct cards and an upcard that is not among them."""
-    deck = draw(st.permutations(ALL_CARDS))
-    return HandStart(
-        game=draw(small_ints),
-        hand=draw(small_ints),
-        dealer=draw(seats),
-        hand_cards=tuple(deck[:10]),
-        upcard=deck[10],
-        scores=draw(pairs),
-    )
+def _from_shape(shape: Shape) -> st.SearchStrategy[Any]:
+    if isinstance(shape, Check):
+        return _from_check(shape.fn, *shape.args)
+    if isinstance(shape, Struct):
+        return described(shape.cls)
+    return st.lists(described(shape.item.cls), max_size=3).map(tuple)
 
 
-rule_values = st.none() | st.booleans() | st.integers(-MAX_INT, MAX_INT) | texts
+_RULES: dict[type[Any], Callable[[Any], bool]] = {
+    HandStart: lambda m: m.upcard not in m.hand_cards,
+    Request: lambda m: bool(m.legal),
+}
+"""The rules across fields that protocol/parse.py checks beyond the description."""
+
+
+def described(cls: type[Any]) -> st.SearchStrategy[Any]:
+    """Valid instances of a described class, built field by field from its description:
+    optional fields take their default or a value, nullable ones None or a value."""
+    if cls is WireAction:
+        return actions()
+    fields: dict[str, st.SearchStrategy[Any]] = {}
+    for f in describe(cls).fields:
+        value = _from_shape(f.shape)
+        if f.presence == "optional":
+            value = st.just(f.default) | value
+        elif f.presence == "nullable":
+            value = st.none() | value
+        fields[f.name] = value
+    built = st.builds(cls, **fields)
+    rule = _RULES.get(cls)
+    return built if rule is None else built.filter(rule)
+
 
 messages: st.SearchStrategy[Message] = st.one_of(
-    st.builds(
-        Hello,
-        protocol_version=ints,
-        name=st.text(min_size=1, max_size=64),
-        token=st.text(min_size=1, max_size=128),
-        author=st.none() | st.text(max_size=128),
-        version=st.none() | st.text(max_size=128),
-        inline_events=st.booleans(),
-    ),
-    st.builds(ActionMsg, request_id=ints, action=actions()),
-    st.builds(Pong, nonce=ints),
-    st.builds(Bye, reason=st.none() | texts),
-    st.builds(
-        Welcome,
-        protocol_version=ints,
-        referee=texts,
-        heartbeat_ms=ints,
-        inline_events=st.booleans(),
-    ),
-    st.builds(
-        Reject,
-        code=st.text(min_size=1, max_size=30),
-        message=texts,
-        supported_versions=st.lists(ints, max_size=4).map(tuple),
-    ),
-    st.builds(
-        MatchStart,
-        match_id=st.text(min_size=1, max_size=30),
-        seat=seats,
-        opponent=texts,
-        games=small_ints,
-        rules=st.dictionaries(st.text(max_size=20), rule_values, max_size=12),
-        rules_hash=texts,
-        time_control=st.builds(TimeControl, ints, ints, ints, ints),
-    ),
-    hand_starts(),
-    st.builds(
-        Request,
-        request_id=ints,
-        decision=st.sampled_from(DECISIONS),
-        legal=st.lists(actions(), min_size=1, max_size=25).map(tuple),
-        view=views,
-        time_left_ms=ints,
-        bank_ms=ints,
-        events=st.lists(events, max_size=3).map(tuple),
-    ),
-    events,
-    st.builds(
-        HandEnd,
-        game=small_ints,
-        hand=small_ints,
-        termination=st.sampled_from(TERMINATIONS),
-        winner=st.none() | seats,
-        points=small_ints,
-        hands=st.tuples(card_lists(), card_lists()),
-        melds=st.tuples(meld_arrangements(), meld_arrangements()),
-        layoffs=st.lists(card_lists(1, 4), max_size=4).map(tuple),
-        deadwood=pairs,
-        scores=pairs,
-    ),
-    st.builds(GameEnd, game=small_ints, winner=st.none() | seats, scores=pairs, hands_won=pairs),
-    st.builds(
-        MatchEnd,
-        result=st.sampled_from(MATCH_RESULTS),
-        games_won=pairs,
-        points=pairs,
-        reason=st.sampled_from(MATCH_END_REASONS),
-        fault=st.none() | st.builds(Fault, code=st.text(min_size=1, max_size=20), detail=texts),
-    ),
-    st.builds(
-        Error, code=st.text(min_size=1, max_size=20), message=texts, request_id=st.none() | ints
-    ),
-    st.builds(Ping, nonce=ints),
+    [described(cls) for cls in MESSAGE_CLASSES.values()]
 )
-"""Any valid message."""
+"""Any valid message, every field of every type drawn from the protocol's description."""
 
 
 def wire_map(msg: Message) -> dict[str, Any]:
