@@ -23,7 +23,7 @@ from protocol.cards import CARD_SET
 from protocol.errors import ErrorCode, SchemaError
 
 if TYPE_CHECKING:
-    from protocol.schema import Cards, IntPair, Melds, RuleValue
+    from protocol.values import Cards, IntPair, Melds, RuleValue
 
 __all__ = [
     "MAX_INT",
@@ -46,10 +46,8 @@ __all__ = [
     "check_str",
     "fail",
     "field",
-    "nullable",
     "optional",
     "path_text",
-    "required",
 ]
 
 MAX_INT = 2**53 - 1
@@ -193,14 +191,6 @@ def check_melds(v: Any, where: Where, also: str | None = None) -> Melds:
     return melds
 
 
-def required(m: Obj, where: Where, key: str) -> Any:
-    """The raw value of required field ``key``."""
-    try:
-        return m[key]
-    except KeyError:
-        raise fail(_MISSING, (where, key), "required field is missing") from None
-
-
 def field(m: Obj, where: Where, key: str, check: Callable[..., Any], *args: Any) -> Any:
     """Required field ``key`` of map ``m``, validated by ``check(value, path, *args)``."""
     try:
@@ -214,11 +204,6 @@ def optional(m: Obj, where: Where, key: str, check: Callable[..., Any], *args: A
     """Optional (or nullable) field: ``None`` when absent or nil, else checked."""
     v = m.get(key)
     return None if v is None else check(v, (where, key), *args)
-
-
-def nullable(m: Obj, where: Where, key: str, check: Callable[..., Any], *args: Any) -> Any:
-    """Required field whose value may be nil."""
-    return None if required(m, where, key) is None else field(m, where, key, check, *args)
 
 
 def check_by_seat(v: Any, where: Where, item: Callable[[Any, Where], Any]) -> tuple[Any, Any]:
