@@ -69,7 +69,8 @@ class Check:
         self.out = out
 
     def __repr__(self) -> str:
-        return f"Check({self.fn.__name__}{''.join(f', {a!r}' for a in self.args)})"
+        args = "".join(f", {getattr(a, '__name__', repr(a))}" for a in self.args)
+        return f"Check({self.fn.__name__}{args})"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
