@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol.codec import decode, encode
+from protocol.fields import describe
 from protocol.schema import Event, Request, WireAction, WireView
-from referee.match.request import request_bytes
+from referee.match.request import _REQUEST_FIELDS, _VIEW_FIELDS, _keys, request_bytes
 from referee.match.wire import to_wire_action
 from referee.rules import (
     BIG_GIN,
@@ -133,3 +135,10 @@ def test_a_big_gin_offer_and_a_long_discard_pile() -> None:
     same(long_pile, 300, 70_000, 65_536)
     request = decode(request_bytes(long_pile, legal_actions(long_pile), 300, 70_000, 65_536))
     assert isinstance(request, Request) and len(request.view.discard_pile) == 20
+
+
+def test_the_writer_checks_its_fields_against_the_description() -> None:
+    assert describe(WireView).always == _VIEW_FIELDS
+    assert describe(Request).always == _REQUEST_FIELDS
+    with pytest.raises(ImportError, match="taken_card"):
+        _keys(describe(WireView), _VIEW_FIELDS[:-1])
