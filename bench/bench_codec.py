@@ -26,7 +26,7 @@ import msgpack
 
 from protocol.codec import decode, decode_action, decode_bot_message, encode
 from protocol.schema import Event, Hello
-from referee.match.config import seeded_deck
+from referee.match.deals import Deal
 from referee.match.request import request_bytes
 from referee.match.wire import to_wire_action
 from referee.rules import Action, HandState, Knock, RuleSet, apply, deal, legal_actions
@@ -39,7 +39,9 @@ def decisions(hands: int) -> list[_Step]:
     rules = RuleSet.preset("standard")
     steps: list[_Step] = []
     for hand in range(hands):
-        state = deal(rules, seeded_deck(7, 0, hand), dealer=hand % 2, scores=(0, 0))
+        state = deal(
+            rules, Deal.from_seed(7).deck("bench", 0, hand), dealer=hand % 2, scores=(0, 0)
+        )
         rid = 1
         while not state.is_over:
             legal = legal_actions(state)
