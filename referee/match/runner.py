@@ -29,6 +29,9 @@ from referee.net.transport import RouterTransport, TransportConfig
 
 __all__ = ["BotSpec", "play_watched", "release_seats", "run_match", "start_bot", "watch_bot"]
 
+BOT_EXIT_GRACE = 1.0
+"""Seconds a bot of a clean seat gets after ``match_end`` to say ``bye`` and exit by itself."""
+
 TokenNotice = Callable[[str, str, str], None]
 """Called with (seat name, endpoint, token) for every remote seat."""
 
@@ -119,12 +122,30 @@ async def release_seats(
     processes: Sequence[BotProcess | None],
     *,
     grace: float,
+    result: MatchResult | None = None,
+    exit_grace: float = 0.0,
 ) -> None:
     """Teardown of a match's seats: mark them finished, terminate every bot process group
-    (SIGTERM, SIGKILL after ``grace``, reaped), then forget the seats on the hub."""
+    (SIGTERM, SIGKILL after ``grace``, reaped), then forget the seats on the hub.
+
+    After a match that ended (``result`` given and not interrupted), the bots of seats without
+    a fault first get up to ``exit_grace`` seconds to exit by themselves: time to read
+    ``match_end``, say ``bye`` and exit 0, as docs/protocol.md asks of them.
+    """
     for link in links:
         link.close()
     procs = [p for p in processes if p is not None]
+    if result is not None and not result.interrupted and exit_grace > 0:
+        waits = [
+            asyncio.ensure_future(p.wait())
+            for link, p in zip(links, processes, strict=True)
+            if p is not None and p.returncode is None and not result.seats[link.seat].faults
+        ]
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=exit_grace)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
     if procs:
         await asyncio.gather(*(p.terminate(grace=grace) for p in procs))
     if hub is not None:
@@ -161,6 +182,7 @@ async def run_match(
     links: list[SeatLink] = []
     processes: list[BotProcess | None] = []
     hub: Hub | None = None
+    result: MatchResult | None = None
     try:
         endpoint = await transport.start()
         hub = Hub(transport)
@@ -185,11 +207,14 @@ async def run_match(
                     link, spec.command, endpoint=transport.local_endpoint, stderr_path=stderr_path
                 )
             )
-        return await play_watched(
+        result = await play_watched(
             config, (links[0], links[1]), processes, recorder=recorder, stop=stop
         )
+        return result
     finally:
-        await release_seats(hub, links, processes, grace=kill_grace)
+        await release_seats(
+            hub, links, processes, grace=kill_grace, result=result, exit_grace=BOT_EXIT_GRACE
+        )
         with contextlib.suppress(Exception):
             if recorder is not None:
                 recorder.close()

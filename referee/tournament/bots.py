@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from referee.match.hub import Hub
 from referee.match.result import MatchResult
-from referee.match.runner import release_seats
+from referee.match.runner import BOT_EXIT_GRACE, release_seats
 from referee.match.seat import SeatLink
 from referee.net.process import BotProcess
 
@@ -114,7 +114,14 @@ class BotKeeper:
                 continue  # a remote bot: it waits in the lobby under its registered token
             ending.append(link)
             ending_processes.append(process)
-        await release_seats(self.hub, ending, ending_processes, grace=self.grace)
+        await release_seats(
+            self.hub,
+            ending,
+            ending_processes,
+            grace=self.grace,
+            result=result,
+            exit_grace=BOT_EXIT_GRACE,
+        )
         if surplus:
             await asyncio.gather(*(self._drop(bot) for bot in surplus))
 

@@ -29,6 +29,7 @@ async def test_c_bot_plays_a_clean_match(tmp_path: Path, c_seat: int, opponent: 
     assert not me.faults, (me.faults, stderr)
     assert not result.seats[1 - c_seat].faults
     assert me.decisions > 20 and me.stale_replies == 0
+    assert "match over: " in stderr  # it read match_end and left by itself, not by SIGTERM
     report = replay_record(tmp_path / "match.jsonl")
     assert report.complete and report.games == 2
 
