@@ -1,4 +1,4 @@
-"""The ``gin-referee`` command line: ``match`` and ``replay`` (thin: parse, call, print).
+"""The ``gin-referee`` command line: ``match``, ``replay`` and the rest (thin: parse, call, print).
 
 ``main(argv)`` returns the exit code: 0 on success, 1 when a record does not verify, 2 for bad
 usage or bad input, 3 when a match could not start at all, 130 when interrupted.
@@ -16,6 +16,8 @@ from pathlib import Path
 
 from referee.cli.logs import configure
 from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
+from referee.cli.view import add_commands as add_view_commands
+from referee.cli.view import run_report, run_view
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
 from referee.match.deals import parse_key
@@ -93,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the deal key (hex) when the record does not reveal it: a tournament's, "
         "printed by `gin-referee results` once the tournament has ended",
     )
+    add_view_commands(sub)
     return parser
 
 
@@ -214,6 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _replay(args)
     if args.command == "results":
         return run_results(args)
+    if args.command == "view":
+        return run_view(args)
+    if args.command == "report":
+        return run_report(args)
     if args.command == "demo":
         python = sys.executable
         args = _parser().parse_args(

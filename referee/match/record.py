@@ -35,7 +35,13 @@ from referee.rules import (
     record_hand,
 )
 
-__all__ = ["RECORD_SCHEMA_VERSION", "MatchRecorder", "RecordError", "replay_record"]
+__all__ = [
+    "RECORD_SCHEMA_VERSION",
+    "MatchRecorder",
+    "RecordError",
+    "read_record_lines",
+    "replay_record",
+]
 
 RECORD_SCHEMA_VERSION = 1
 
@@ -140,7 +146,9 @@ class ReplayReport:
     """The deal check's verdict."""
 
 
-def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_record_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each non-blank line of a record as ``(line number, object)``; unreadable text, a line
+    that is not JSON or an object without a ``type`` raise :class:`RecordError`."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -170,7 +178,7 @@ def replay_record(
     With ``verify_deals``, also check that the deal key (``deal_key``, else the one the record's
     ``match_end`` reveals) matches the header's commitment and re-derives every recorded deck.
     """
-    lines = _lines(path)
+    lines = read_record_lines(path)
     first = next(lines, None)
     _check(first is not None, path, 1, "empty record")
     assert first is not None

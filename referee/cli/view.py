@@ -1,0 +1,64 @@
+"""The ``view`` and ``report`` commands (thin: parse, write the page, print its path)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from referee.match.record import RecordError
+from referee.view.replay_html import write_viewer
+from referee.view.report_html import write_report
+from referee.view.run_dir import RunError
+
+__all__ = ["add_commands", "run_report", "run_view"]
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``view`` and ``report`` on the main parser."""
+    v = sub.add_parser("view", help="write a match record's replay as one HTML page")
+    v.add_argument("record", type=Path, help="a match record (.jsonl)")
+    v.add_argument("-o", "--out", type=Path, default=None, help="page (default RECORD.html)")
+    r = sub.add_parser("report", help="write a tournament's standings page (HTML)")
+    r.add_argument("dir", type=Path, help="the tournament's output directory")
+    r.add_argument("-o", "--out", type=Path, default=None, help="page (default DIR/report.html)")
+    r.add_argument("--no-games", action="store_true", help="no replay page per game")
+    r.add_argument("--rebuild", action="store_true", help="rewrite every game's replay page")
+
+
+def _fail(message: str) -> int:
+    print(f"gin-referee: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run_view(args: argparse.Namespace) -> int:
+    """``gin-referee view RECORD [-o OUT.html]``."""
+    record: Path = args.record
+    out: Path = args.out or record.with_suffix(".html")
+    if not record.is_file():
+        return _fail(f"{record}: no such record file")
+    try:
+        write_viewer(record, out)
+    except RecordError as err:
+        return _fail(f"cannot view {err.path}: line {err.line}: {err.reason}")
+    except OSError as err:
+        return _fail(f"cannot write {out}: {err.strerror or err}")
+    print(out)
+    return EXIT_OK
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """``gin-referee report RUN_DIR [-o OUT.html]``."""
+    try:
+        summary = write_report(args.dir, args.out, games=not args.no_games, rebuild=args.rebuild)
+    except RunError as err:
+        return _fail(str(err))
+    except OSError as err:
+        return _fail(f"cannot write the report: {err}")
+    for game_id, problem in sorted(summary.problems.items()):
+        print(f"game {game_id}: no replay page: {problem}", file=sys.stderr)
+    pages = f"{summary.pages_written} replay page(s) written, {summary.pages_kept} kept"
+    print(f"{summary.report} ({pages})")
+    return EXIT_OK

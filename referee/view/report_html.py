@@ -1,0 +1,230 @@
+"""The standings page of a tournament run: ``gin-referee report RUN_DIR``.
+
+One static HTML file (no script): the standings table beside an SVG plot of the ratings and
+their intervals, the pairing matrix and head-to-head estimates, each bot's faults with the tail
+of its stderr, and every game with a link to its replay page. The replay pages are generated
+beside the report, in ``viewer/`` next to it, so the report and its pages can be copied or
+served as one folder; a page newer than its record is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from referee.match.record import RecordError
+from referee.view.page import asset, page, write_page
+from referee.view.replay_html import write_viewer
+from referee.view.run_dir import RunData, load_run, stderr_tail
+from referee.view.svg import rating_plot
+
+__all__ = ["ReportSummary", "render_report", "write_report"]
+
+VIEWER_DIR = "viewer"
+
+
+@dataclass(slots=True)
+class ReportSummary:
+    """What :func:`write_report` wrote."""
+
+    report: Path
+    pages_written: int = 0
+    pages_kept: int = 0
+    problems: dict[int, str] = field(default_factory=dict)
+    """Games whose replay page could not be made, with the reason."""
+
+
+def _e(value: object) -> str:
+    return escape(str(value))
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _standings(run: RunData) -> str:
+    head = ("#", "bot", "games", "W-D-L", "score", "pts/game", "rating", "95% interval", "faults")
+    rows = []
+    for rank, b in enumerate(run.standings.bots, start=1):
+        cells = (rank, b.name, b.games, f"{b.wins}-{b.draws}-{b.losses}", f"{b.score:.3f}",
+                 f"{b.points_per_game:.1f}", f"{b.rating:+.0f}",
+                 f"[{b.rating_low:+.0f}, {b.rating_high:+.0f}]", b.faults)  # fmt: skip
+        tds = "".join(f'<td class="{"name" if i == 1 else "num"}">{_e(c)}</td>'
+                      for i, c in enumerate(cells))  # fmt: skip
+        rows.append(f"<tr>{tds}</tr>")
+    ths = "".join(f"<th>{_e(h)}</th>" for h in head)
+    plot = rating_plot(
+        [(b.name, b.rating, b.rating_low, b.rating_high) for b in run.standings.bots]
+    )
+    return (
+        f'<section><h2>Standings</h2><div class="scroll"><table class="standings" id="standings">'
+        f"<thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<figure class="plot">{plot}<figcaption>Rating (Elo, mean 0) with its 95% interval.'
+        "</figcaption></figure></section>"
+    )
+
+
+def _matrix(run: RunData) -> str:
+    names = [b.name for b in run.standings.bots]
+    games: dict[tuple[str, str], int] = {}
+    for p in run.standings.pairings:
+        games[(p.first, p.second)] = games[(p.second, p.first)] = p.games
+    head = "".join(f'<th class="col" title="{_e(n)}">{_e(n)}</th>' for n in names)
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            n = games.get((a, b), 0)
+            if a == b or n == 0:
+                cells.append('<td class="none">\u2014</td>' if a == b else '<td class="none"></td>')
+                continue
+            score = run.standings.matrix.get(a, {}).get(b, 0.0)
+            share = score / n
+            tone = "win" if share > 0.5 else "loss" if share < 0.5 else "even"
+            cells.append(f'<td class="{tone}" style="--share:{share:.3f}">{score:g}/{n}</td>')
+        rows.append(f'<tr><th class="name">{_e(a)}</th>{"".join(cells)}</tr>')
+    pairs = "".join(
+        f"<tr><td class='name'>{_e(p.first)}</td><td class='name'>{_e(p.second)}</td>"
+        f"<td class='num'>{p.games}</td><td class='num'>{p.score:.3f}</td>"
+        f"<td class='num'>{p.elo.elo:+.0f}</td><td class='num'>[{p.elo.lower:+.0f}, "
+        f"{p.elo.upper:+.0f}]</td><td class='num'>{_pct(p.elo.los)}</td></tr>"
+        for p in run.standings.pairings
+    )
+    return (
+        "<section><h2>Pairings</h2><p class='note'>Row's score against column (wins 1, draws "
+        "\u00bd) out of the games they played.</p><div class='scroll'>"
+        f"<table class='matrix' id='matrix'><thead><tr><th></th>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div><h3>Head to head</h3><div class='scroll'>"
+        "<table class='pairs'><thead><tr><th>first</th><th>second</th><th>games</th>"
+        "<th>first's score</th><th>Elo</th><th>95% interval</th><th>LOS</th></tr></thead>"
+        f"<tbody>{pairs}</tbody></table></div></section>"
+    )
+
+
+def _game_link(run: RunData, game_id: int, links: dict[int, str], text: str) -> str:
+    href = links.get(game_id)
+    return f'<a href="{_e(href)}">{_e(text)}</a>' if href else _e(text)
+
+
+def _faults(run: RunData, links: dict[int, str]) -> str:
+    by_bot: dict[str, list[dict[str, Any]]] = {}
+    for fault in run.faults:
+        bot = run.bot_of(int(fault.get("game_id", -1)), fault.get("seat"))
+        by_bot.setdefault(bot or "(no seat)", []).append(fault)
+    if not by_bot:
+        return "<section id='faults'><h2>Faults</h2><p>No bot faulted.</p></section>"
+    parts = ["<section id='faults'><h2>Faults</h2>"]
+    for bot in sorted(by_bot, key=lambda name: (-len(by_bot[name]), name)):
+        faults = by_bot[bot]
+        kinds = ", ".join(f"{k} \u00d7{n}" for k, n in Counter(f["kind"] for f in faults).items())
+        count = f"{len(faults)} fault{'s' * (len(faults) != 1)}"
+        parts.append(
+            f"<details class='bot-faults' open><summary><strong>{_e(bot)}</strong>: "
+            f"{count} ({_e(kinds)})</summary><ul>"
+        )
+        for f in faults:
+            game_id = int(f.get("game_id", -1))
+            hand = f.get("hand")
+            where = _game_link(run, game_id, links, f"game {game_id}")
+            if isinstance(hand, int) and hand >= 0:
+                where += f", hand {hand + 1}"
+            detail = str(f.get("detail") or "")
+            tail = ""
+            path = run.stderr_file(bot, game_id)
+            if path is not None:
+                text = stderr_tail(path) or "(empty)"
+                tail = (f"<details class='stderr'><summary>stderr tail ({_e(path.name)})</summary>"
+                        f"<pre>{_e(text)}</pre></details>")  # fmt: skip
+            parts.append(f"<li><span class='kind'>{_e(f['kind'])}</span> in {where}: "
+                         f"<span class='detail'>{_e(detail[:600])}</span>{tail}</li>")  # fmt: skip
+        parts.append("</ul></details>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _games(run: RunData, links: dict[int, str], problems: dict[int, str]) -> str:
+    rows = []
+    for row in run.rows:
+        gid, spec, result = row.spec.game_id, row.spec, row.result or {}
+        totals = result.get("totals")
+        score = "\u2013".join(str(t) for t in totals) if totals else ""
+        winner = result.get("winner") if row.status == "done" else None
+        faults = len(result.get("faults", []))
+        view = _game_link(run, gid, links, "replay") if gid in links else ""
+        if gid in problems:
+            view = f"<span class='problem' title='{_e(problems[gid])}'>no replay</span>"
+        rows.append(
+            f"<tr id='game-{gid}'><td class='num'>{gid}</td><td class='name'>{_e(spec.seat0)}</td>"
+            f"<td class='name'>{_e(spec.seat1)}</td><td>{_e(row.status)}</td>"
+            f"<td class='name'>{_e(winner or ('draw' if row.status == 'done' else ''))}</td>"
+            f"<td class='num'>{_e(score)}</td><td>{_e(result.get('reason', ''))}</td>"
+            f"<td class='num'>{faults or ''}</td><td>{view}</td></tr>"
+        )
+    return (
+        "<section><h2>Games</h2><div class='scroll'><table class='games' id='games'><thead><tr>"
+        "<th>game</th><th>seat 0</th><th>seat 1</th><th>status</th><th>winner</th>"
+        "<th>totals</th><th>end</th><th>faults</th><th></th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+    )
+
+
+def render_report(
+    run: RunData, links: dict[int, str], problems: dict[int, str] | None = None
+) -> str:
+    """The report page; ``links`` maps game ids to their replay pages (relative URLs)."""
+    config, s = run.config, run.standings
+    name = str(config.get("name", run.directory.name))
+    rules = config.get("rules", {}).get("name", "?")
+    time_wire = config.get("time") or {}
+    meta = [f"{s.done}/{s.total} games played", f"{config.get('format', '?')}",
+            f"{config.get('games_per_pairing', '?')} games a pairing",
+            "duplicate deals" if config.get("duplicate") else "independent deals",
+            f"{rules} rules", f"seed {config.get('seed', '?')}"]  # fmt: skip
+    if "move_ms" in time_wire:
+        meta.append(
+            f"{time_wire['move_ms'] / 1000:g} s a move + {time_wire['bank_ms'] / 1000:g} s bank"
+        )
+    generated = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    body = (
+        f"<main id='report'><header><h1>{_e(name)}</h1><p class='meta'>{_e(' · '.join(meta))}"
+        f"</p><p class='meta'>Generated {generated} from {_e(run.directory)}.</p></header>"
+        f"{_standings(run)}{_matrix(run)}{_faults(run, links)}"
+        f"{_games(run, links, problems or {})}</main>"
+    )
+    return page(title=f"{name} - standings", styles=[asset("report.css")], body=body)
+
+
+def write_report(
+    directory: Path, out: Path | None = None, *, games: bool = True, rebuild: bool = False
+) -> ReportSummary:
+    """Write the report of run ``directory`` (default ``DIRECTORY/report.html``) and, with
+    ``games``, the replay page of every recorded game in ``viewer/`` beside it (a page newer
+    than its record is kept unless ``rebuild``)."""
+    run = load_run(directory)
+    out = out or directory / "report.html"
+    summary = ReportSummary(out)
+    links: dict[int, str] = {}
+    if games:
+        pages = out.parent / VIEWER_DIR
+        for game_id, record in sorted(run.records.items()):
+            target = pages / (record.stem + ".html")
+            links[game_id] = f"{VIEWER_DIR}/{target.name}"
+            try:
+                if (
+                    not rebuild
+                    and target.is_file()
+                    and target.stat().st_mtime >= record.stat().st_mtime
+                ):
+                    summary.pages_kept += 1
+                    continue
+                write_viewer(record, target)
+                summary.pages_written += 1
+            except RecordError as err:
+                del links[game_id]
+                summary.problems[game_id] = str(err)
+    write_page(out, render_report(run, links, summary.problems))
+    return summary

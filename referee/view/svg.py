@@ -1,0 +1,83 @@
+"""Inline SVG charts for the report: ratings with their intervals on one Elo axis.
+
+>>> svg = rating_plot([("alpha", 40.0, -10.0, 90.0), ("beta", -40.0, -90.0, 10.0)])
+>>> svg.startswith("<svg") and "alpha" in svg and "</svg>" in svg
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+__all__ = ["nice_step", "rating_plot"]
+
+_ROW = 30
+_LEFT = 150
+_RIGHT = 70
+_WIDTH = 720
+_TOP = 26
+_BOTTOM = 10
+
+
+def nice_step(span: float, ticks: int = 6) -> float:
+    """A round tick spacing (1, 2 or 5 times a power of ten) giving about ``ticks`` ticks.
+
+    >>> nice_step(600), nice_step(35), nice_step(0)
+    (100.0, 5.0, 1.0)
+    """
+    if span <= 0 or not math.isfinite(span):
+        return 1.0
+    raw = span / ticks
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if raw <= factor * power:
+            return float(factor * power)
+    return float(10 * power)  # pragma: no cover - the loop always returns
+
+
+def rating_plot(rows: Sequence[tuple[str, float, float, float]]) -> str:
+    """One row per ``(name, rating, low, high)``: a dot at the rating on a line spanning the
+    interval, against a shared axis with a line at 0 (the field's mean)."""
+    values = [v for _, r, lo, hi in rows for v in (r, lo, hi) if math.isfinite(v)] or [0.0]
+    low, high = min([*values, 0.0]), max([*values, 0.0])
+    step = nice_step(high - low)
+    low, high = math.floor(low / step) * step, math.ceil(high / step) * step
+    if high <= low:
+        low, high = low - step, high + step
+    plot = _WIDTH - _LEFT - _RIGHT
+    height = _TOP + _ROW * len(rows) + _BOTTOM
+
+    def x(value: float) -> float:
+        clipped = min(max(value, low), high) if math.isfinite(value) else low
+        return round(_LEFT + plot * (clipped - low) / (high - low), 1)
+
+    parts = [
+        f'<svg class="rating-plot" viewBox="0 0 {_WIDTH} {height}" width="100%" role="img" '
+        f'aria-label="ratings with 95% intervals" xmlns="http://www.w3.org/2000/svg">'
+    ]
+    tick = low
+    while tick <= high + step / 2:
+        tx = x(tick)
+        cls = "axis zero" if abs(tick) < step / 1000 else "axis"
+        parts.append(
+            f'<line class="{cls}" x1="{tx}" x2="{tx}" y1="{_TOP - 6}" y2="{height - _BOTTOM}"/>'
+        )
+        label = "0" if cls == "axis zero" else f"{tick:+.0f}"
+        parts.append(
+            f'<text class="tick" x="{tx}" y="{_TOP - 10}" text-anchor="middle">{label}</text>'
+        )
+        tick += step
+    for i, (name, rating, lo, hi) in enumerate(rows):
+        y = _TOP + _ROW * i + _ROW / 2
+        label = escape(name if len(name) <= 20 else name[:19] + "\u2026")
+        parts.append(
+            f'<g class="row"><title>{escape(name)}: {rating:+.0f} [{lo:+.0f}, {hi:+.0f}]</title>'
+            f'<text class="name" x="{_LEFT - 10}" y="{y + 4}" text-anchor="end">{label}</text>'
+            f'<line class="interval" x1="{x(lo)}" x2="{x(hi)}" y1="{y}" y2="{y}"/>'
+            f'<circle class="rating" cx="{x(rating)}" cy="{y}" r="5"/>'
+            f'<text class="value" x="{_WIDTH - _RIGHT + 8}" y="{y + 4}">{rating:+.0f}</text></g>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

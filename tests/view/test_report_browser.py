@@ -1,0 +1,84 @@
+"""The tournament report of a small real round robin, in a headless Chromium."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from referee.cli import main
+from referee.tournament.report import compute_standings
+from referee.tournament.store import Store
+from tests.e2e.helpers import GREEDY, RANDOM, bad
+from tests.tournament.test_tournament_e2e import write_config
+from tests.view.browser import Browser
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished round robin of greedy, random and a bot that crashes in its first hand."""
+    base = tmp_path_factory.mktemp("tournament")
+    bots = [("greedy", GREEDY), ("random", RANDOM), ("crasher", bad("crash", 5))]
+    config = write_config(base / "t.toml", bots, games=2)
+    assert main(["tournament", str(config), "--out", str(base / "out")]) == 0
+    return base / "out"
+
+
+def test_report_shows_standings_pairings_faults_and_links_to_every_game(
+    browser: Browser, run_dir: Path, shots: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(run_dir)]) == 0
+    assert "6 replay page(s) written, 0 kept" in capsys.readouterr().out
+    with Store.open(run_dir / "tournament.sqlite") as store:
+        standings = compute_standings(store.games())
+    page = browser.open((run_dir / "report.html").as_uri())
+    names = page.eval("[...document.querySelectorAll('#standings tbody tr')]"
+                      ".map(r => r.cells[1].innerText)")  # fmt: skip
+    assert names == [b.name for b in standings.bots] and names[-1] == "crasher"
+    first = page.eval(
+        "[...document.querySelector('#standings tbody tr').cells].map(c => c.innerText)"
+    )
+    top = standings.bots[0]
+    interval = f"[{top.rating_low:+.0f}, {top.rating_high:+.0f}]"
+    assert first[2:] == [str(top.games), f"{top.wins}-{top.draws}-{top.losses}",
+                         f"{top.score:.3f}", f"{top.points_per_game:.1f}", f"{top.rating:+.0f}",
+                         interval, str(top.faults)]  # fmt: skip
+    assert page.eval("document.querySelectorAll('svg.rating-plot circle.rating').length") == 3
+    labels = page.eval("[...document.querySelectorAll('svg.rating-plot text.name')]"
+                       ".map(t => t.textContent)")  # fmt: skip
+    assert labels == names
+    matrix = page.eval("[...document.querySelectorAll('#matrix tbody tr')].map(r =>"
+                       " [...r.cells].map(c => c.innerText))")  # fmt: skip
+    assert matrix[-1] == ["crasher", "0/2", "0/2", "\u2014"]
+    faults = page.text("#faults")
+    assert "crasher: 4 faults (crash \u00d74)" in faults
+    page.eval("document.querySelectorAll('#faults details.stderr').forEach(d => d.open = true)")
+    assert "crashing on purpose" in page.text("#faults .stderr pre")
+    links = page.eval("[...document.querySelectorAll('#games a')].map(a => a.getAttribute('href'))")
+    assert sorted(links) == [f"viewer/g{i:06d}-a1.html" for i in range(6)]
+    page.screenshot(shots / "report.png")
+    assert page.errors() == [] and page.requested_urls() == [(run_dir / "report.html").as_uri()]
+    phone = browser.open((run_dir / "report.html").as_uri(), width=390, height=844, mobile=True)
+    assert phone.eval("document.documentElement.scrollWidth") <= 390
+    phone.screenshot(shots / "report-phone.png")
+    game = browser.open((run_dir / "report.html").as_uri())
+    game.eval("document.querySelector('#game-0 a').click()")
+    game.browser.wait_event("Page.loadEventFired", game.session)
+    assert game.eval("location.pathname").endswith("/viewer/g000000-a1.html")
+    assert game.text("#title") in ("greedy-bot vs random-bot", "random-bot vs greedy-bot")
+    assert game.errors() == []
+
+
+def test_a_second_report_keeps_the_pages_and_games_can_be_left_out(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(run_dir)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(run_dir)]) == 0
+    assert "0 replay page(s) written, 6 kept" in capsys.readouterr().out
+    out = tmp_path / "elsewhere" / "r.html"
+    assert main(["report", str(run_dir), "-o", str(out), "--no-games"]) == 0
+    assert out.is_file() and not (out.parent / "viewer").exists()
+    assert "viewer/" not in out.read_text()
