@@ -231,6 +231,7 @@
     render() {
       const data = this.data, hand = data.hands[this.hand];
       this.renderScoreboard(hand);
+      this.root.querySelector(".board").classList.toggle("no-hand", !hand);
       if (!hand) {
         this.el["hand-title"].textContent = "No hand was played.";
         for (const id of ["seat-0", "seat-1", "stock", "pile", "last-action", "decisions", "hand-faults"]) this.el[id].replaceChildren();
