@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from referee.match.record import RecordError
+from referee.tournament.report import estimate_text
 from referee.view.page import asset, page, write_page
 from referee.view.replay_html import write_viewer
 from referee.view.run_dir import RunData, load_run, stderr_tail
-from referee.view.svg import rating_plot
+from referee.view.svg import elo_text, rating_plot
 
 __all__ = ["ReportSummary", "render_report", "write_report"]
 
@@ -42,17 +43,14 @@ def _e(value: object) -> str:
     return escape(str(value))
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
 def _standings(run: RunData) -> str:
     head = ("#", "bot", "games", "W-D-L", "score", "pts/game", "rating", "95% interval", "faults")
     rows = []
     for rank, b in enumerate(run.standings.bots, start=1):
+        interval = f"[{elo_text(b.rating_low)}, {elo_text(b.rating_high)}]"
         cells = (rank, b.name, b.games, f"{b.wins}-{b.draws}-{b.losses}", f"{b.score:.3f}",
-                 f"{b.points_per_game:.1f}", f"{b.rating:+.0f}",
-                 f"[{b.rating_low:+.0f}, {b.rating_high:+.0f}]", b.faults)  # fmt: skip
+                 f"{b.points_per_game:.1f}", elo_text(b.rating),
+                 "" if b.rating is None else interval, b.faults)  # fmt: skip
         tds = "".join(f'<td class="{"name" if i == 1 else "num"}">{_e(c)}</td>'
                       for i, c in enumerate(cells))  # fmt: skip
         rows.append(f"<tr>{tds}</tr>")
@@ -60,11 +58,13 @@ def _standings(run: RunData) -> str:
     plot = rating_plot(
         [(b.name, b.rating, b.rating_low, b.rating_high) for b in run.standings.bots]
     )
+    note = run.standings.rating_note
+    note_html = f"<p class='note' id='rating-note'>Ratings: {_e(note)}</p>" if note else ""
     return (
         f'<section><h2>Standings</h2><div class="scroll"><table class="standings" id="standings">'
-        f"<thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-        f'<figure class="plot">{plot}<figcaption>Rating (Elo, mean 0) with its 95% interval.'
-        "</figcaption></figure></section>"
+        f"<thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{note_html}"
+        f'<figure class="plot">{plot}<figcaption>Rating (Elo, mean 0) with its 95% interval; an '
+        "arrow marks an interval without an end on that side.</figcaption></figure></section>"
     )
 
 
@@ -90,8 +90,7 @@ def _matrix(run: RunData) -> str:
     pairs = "".join(
         f"<tr><td class='name'>{_e(p.first)}</td><td class='name'>{_e(p.second)}</td>"
         f"<td class='num'>{p.games}</td><td class='num'>{p.score:.3f}</td>"
-        f"<td class='num'>{p.elo.elo:+.0f}</td><td class='num'>[{p.elo.lower:+.0f}, "
-        f"{p.elo.upper:+.0f}]</td><td class='num'>{_pct(p.elo.los)}</td></tr>"
+        f"<td class='estimate'>{_e(estimate_text(p.elo, p.paired))}</td></tr>"
         for p in run.standings.pairings
     )
     return (
@@ -100,7 +99,7 @@ def _matrix(run: RunData) -> str:
         f"<table class='matrix' id='matrix'><thead><tr><th></th>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div><h3>Head to head</h3><div class='scroll'>"
         "<table class='pairs'><thead><tr><th>first</th><th>second</th><th>games</th>"
-        "<th>first's score</th><th>Elo</th><th>95% interval</th><th>LOS</th></tr></thead>"
+        "<th>first's score</th><th>Elo difference (95% interval), LOS</th></tr></thead>"
         f"<tbody>{pairs}</tbody></table></div></section>"
     )
 

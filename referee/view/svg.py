@@ -1,7 +1,7 @@
 """Inline SVG charts for the report: ratings with their intervals on one Elo axis.
 
->>> svg = rating_plot([("alpha", 40.0, -10.0, 90.0), ("beta", -40.0, -90.0, 10.0)])
->>> svg.startswith("<svg") and "alpha" in svg and "</svg>" in svg
+>>> svg = rating_plot([("alpha", 40.0, -10.0, 90.0), ("beta", None, -math.inf, 10.0)])
+>>> svg.startswith("<svg") and "alpha" in svg and "n/a" in svg and "</svg>" in svg
 True
 """
 
@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["nice_step", "rating_plot"]
+__all__ = ["Rating", "elo_text", "nice_step", "rating_plot"]
 
 _ROW = 30
 _LEFT = 150
@@ -37,10 +37,24 @@ def nice_step(span: float, ticks: int = 6) -> float:
     return float(10 * power)  # pragma: no cover - the loop always returns
 
 
-def rating_plot(rows: Sequence[tuple[str, float, float, float]]) -> str:
-    """One row per ``(name, rating, low, high)``: a dot at the rating on a line spanning the
-    interval, against a shared axis with a line at 0 (the field's mean)."""
-    values = [v for _, r, lo, hi in rows for v in (r, lo, hi) if math.isfinite(v)] or [0.0]
+Rating = tuple[str, float | None, float | None, float | None]
+"""``(name, rating, low, high)``: no rating (None) has no dot; an infinite or missing interval
+end runs to the edge of the plot and ends in an arrow."""
+
+
+def elo_text(value: float | None) -> str:
+    """An Elo value as text: signed, or n/a, or +inf/-inf."""
+    if value is None:
+        return "n/a"
+    return f"{value:+.0f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
+
+
+def rating_plot(rows: Sequence[Rating]) -> str:
+    """One row per rating: a dot at the rating on a line spanning the interval, against a
+    shared axis with a line at 0 (the field's mean)."""
+    values = [
+        v for _, r, lo, hi in rows for v in (r, lo, hi) if v is not None and math.isfinite(v)
+    ] or [0.0]
     low, high = min([*values, 0.0]), max([*values, 0.0])
     step = nice_step(high - low)
     low, high = math.floor(low / step) * step, math.ceil(high / step) * step
@@ -50,7 +64,7 @@ def rating_plot(rows: Sequence[tuple[str, float, float, float]]) -> str:
     height = _TOP + _ROW * len(rows) + _BOTTOM
 
     def x(value: float) -> float:
-        clipped = min(max(value, low), high) if math.isfinite(value) else low
+        clipped = min(max(value, low), high)
         return round(_LEFT + plot * (clipped - low) / (high - low), 1)
 
     parts = [
@@ -72,12 +86,24 @@ def rating_plot(rows: Sequence[tuple[str, float, float, float]]) -> str:
     for i, (name, rating, lo, hi) in enumerate(rows):
         y = _TOP + _ROW * i + _ROW / 2
         label = escape(name if len(name) <= 20 else name[:19] + "\u2026")
-        parts.append(
-            f'<g class="row"><title>{escape(name)}: {rating:+.0f} [{lo:+.0f}, {hi:+.0f}]</title>'
+        x1 = x(lo if lo is not None else -math.inf)
+        x2 = x(hi if hi is not None else math.inf)
+        row = [
+            f'<g class="row"><title>{escape(name)}: {elo_text(rating)} '
+            f"[{elo_text(lo)}, {elo_text(hi)}]</title>"
             f'<text class="name" x="{_LEFT - 10}" y="{y + 4}" text-anchor="end">{label}</text>'
-            f'<line class="interval" x1="{x(lo)}" x2="{x(hi)}" y1="{y}" y2="{y}"/>'
-            f'<circle class="rating" cx="{x(rating)}" cy="{y}" r="5"/>'
-            f'<text class="value" x="{_WIDTH - _RIGHT + 8}" y="{y + 4}">{rating:+.0f}</text></g>'
-        )
+        ]
+        known = rating is not None or lo is not None or hi is not None
+        if known:
+            row.append(f'<line class="interval" x1="{x1}" x2="{x2}" y1="{y}" y2="{y}"/>')
+        for end, edge, step_x in ((lo, x1, 6), (hi, x2, -6)):
+            if known and (end is None or not math.isfinite(end)):
+                # An arrow head: the interval has no end on this side.
+                row.append(f'<path class="open" d="M{edge} {y}l{step_x} -5v10z"/>')
+        if rating is not None:
+            row.append(f'<circle class="rating" cx="{x(rating)}" cy="{y}" r="5"/>')
+        value_x = _WIDTH - _RIGHT + 8
+        row.append(f'<text class="value" x="{value_x}" y="{y + 4}">{elo_text(rating)}</text></g>')
+        parts.append("".join(row))
     parts.append("</svg>")
     return "".join(parts)

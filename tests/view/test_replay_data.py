@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import tomllib
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from referee.match.record import RecordError, read_record_lines
 from referee.rules import DECK
 from referee.view.page import embed_json
 from referee.view.replay_data import match_data
+from referee.view.svg import elo_text, rating_plot
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -147,3 +149,19 @@ def test_the_page_assets_are_package_data() -> None:
     )
     for name in files:
         assert any(fnmatch.fnmatch(name, g) for g in globs), f"{name} is not package data"
+
+
+def test_the_rating_plot_draws_what_exists() -> None:
+    svg = rating_plot(
+        [("a", 50.0, 10.0, 90.0), ("b", None, None, None), ("<c>", -50.0, -math.inf, 0.0)]
+    )
+    assert svg.count('class="rating"') == 2
+    assert svg.count('class="interval"') == 2
+    assert svg.count('class="open"') == 1
+    assert "&lt;c&gt;" in svg and "<c>" not in svg
+    assert [elo_text(v) for v in (12.4, None, math.inf, -math.inf)] == [
+        "+12",
+        "n/a",
+        "+inf",
+        "-inf",
+    ]

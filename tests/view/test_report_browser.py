@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
 from referee.cli import main
-from referee.tournament.report import compute_standings
+from referee.tournament.report import compute_standings, estimate_text
 from referee.tournament.store import Store
 from tests.e2e.helpers import GREEDY, RANDOM, bad
 from tests.tournament.test_tournament_e2e import write_config
 from tests.view.browser import Browser
 
 pytestmark = pytest.mark.timeout(180)
+
+
+def elo(value: float | None) -> str:
+    """How the report writes an Elo value."""
+    if value is None:
+        return "n/a"
+    return f"{value:+.0f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +49,21 @@ def test_report_shows_standings_pairings_faults_and_links_to_every_game(
         "[...document.querySelector('#standings tbody tr').cells].map(c => c.innerText)"
     )
     top = standings.bots[0]
-    interval = f"[{top.rating_low:+.0f}, {top.rating_high:+.0f}]"
+    interval = "" if top.rating is None else f"[{elo(top.rating_low)}, {elo(top.rating_high)}]"
     assert first[2:] == [str(top.games), f"{top.wins}-{top.draws}-{top.losses}",
-                         f"{top.score:.3f}", f"{top.points_per_game:.1f}", f"{top.rating:+.0f}",
+                         f"{top.score:.3f}", f"{top.points_per_game:.1f}", elo(top.rating),
                          interval, str(top.faults)]  # fmt: skip
-    assert page.eval("document.querySelectorAll('svg.rating-plot circle.rating').length") == 3
+    if standings.rating_note:
+        assert page.text("#rating-note") == f"Ratings: {standings.rating_note}"
+    estimates = page.eval(
+        "[...document.querySelectorAll('.pairs td.estimate')].map(c => c.innerText)"
+    )
+    assert estimates == [estimate_text(p.elo, p.paired) for p in standings.pairings]
+    circles = page.eval("document.querySelectorAll('svg.rating-plot circle.rating').length")
+    assert circles == sum(b.rating is not None for b in standings.bots)
+    values = page.eval("[...document.querySelectorAll('svg.rating-plot text.value')]"
+                       ".map(t => t.textContent)")  # fmt: skip
+    assert values == [elo(b.rating) for b in standings.bots]
     labels = page.eval("[...document.querySelectorAll('svg.rating-plot text.name')]"
                        ".map(t => t.textContent)")  # fmt: skip
     assert labels == names
