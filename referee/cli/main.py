@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from referee.cli.logs import configure
@@ -25,6 +26,7 @@ from referee.match.faults import FaultPolicy
 from referee.match.record import RecordError, replay_record
 from referee.match.result import MatchResult
 from referee.match.runner import BotSpec, run_match
+from referee.net.sandbox import SANDBOX_CHOICES, Limits
 from referee.rules import RuleSet
 
 __all__ = ["main"]
@@ -70,6 +72,28 @@ def _parser() -> argparse.ArgumentParser:
         default="ipc",
         help="how the bots started here connect: a private ipc:// socket (default) or the "
         "--bind endpoint (e.g. for bots run as another user or in a container)",
+    )
+    m.add_argument(
+        "--sandbox",
+        choices=SANDBOX_CHOICES,
+        default="auto",
+        help="confinement of the bots started here (default auto: the strongest this machine "
+        "allows; none for bots that run in their own containers); see docs/security.md",
+    )
+    m.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a resource limit of both bots, e.g. address_space=4G, cpu_seconds=600, "
+        "processes, open_files, file_size, tmp_size (repeatable)",
+    )
+    m.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this variable of the referee's environment to both bots (repeatable)",
     )
     m.add_argument("--out", type=Path, default=None, help="directory for record, logs, stderr")
     m.add_argument("--match-id", default="match", help="match id (record file name)")
@@ -120,6 +144,22 @@ def _summary(result: MatchResult) -> str:
     return "\n".join(lines)
 
 
+def _confined(
+    specs: tuple[BotSpec, BotSpec], *, sandbox: str, limits: Limits, pass_env: tuple[str, ...]
+) -> tuple[BotSpec, BotSpec]:
+    """The specs with the command line's sandbox level, limits and passed variables."""
+    out = [
+        spec
+        if spec.command is None
+        else replace(
+            spec,
+            command=replace(spec.command, sandbox=sandbox, limits=limits, pass_env=pass_env),
+        )
+        for spec in specs
+    ]
+    return out[0], out[1]
+
+
 def _token_notice(name: str, endpoint: str, token: str) -> None:
     print(f"remote seat {name}: connect to {endpoint} with token {token}", file=sys.stderr)
 
@@ -137,7 +177,12 @@ async def _match(args: argparse.Namespace) -> int:
         strikes=args.strikes,
         match_id=args.match_id,
     )
-    specs = (BotSpec.parse(args.bot_a), BotSpec.parse(args.bot_b))
+    specs = _confined(
+        (BotSpec.parse(args.bot_a), BotSpec.parse(args.bot_b)),
+        sandbox=args.sandbox,
+        limits=Limits.parse_items(args.limit),
+        pass_env=tuple(args.pass_env),
+    )
     if specs[0].name == specs[1].name:
         specs = (
             BotSpec(f"{specs[0].name}-A", specs[0].command),

@@ -74,6 +74,8 @@ class MatchRecorder:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = path.open("w", encoding="utf-8")
+        self.header_extra: dict[str, Any] = {}
+        """Fields the match runner adds to the header (e.g. the bots' ``sandbox`` level)."""
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one line (an infrastructure error such as a full disk propagates)."""
@@ -84,7 +86,8 @@ class MatchRecorder:
 
     def header(self, **fields: Any) -> None:
         """The first line."""
-        self.write({"type": "header", "schema_version": RECORD_SCHEMA_VERSION, **fields})
+        header = {"type": "header", "schema_version": RECORD_SCHEMA_VERSION, **fields}
+        self.write({**header, **self.header_extra})
 
     def hand(
         self,

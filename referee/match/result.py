@@ -77,6 +77,9 @@ class MatchResult:
     """The revealed deal key (hex); None while it stays sealed (a tournament's games)."""
     deal_secret: bool = True
     """False when the deals came from a public ``--seed`` (not secret)."""
+    sandbox: str = "none"
+    """The weakest sandbox level of the bots the referee started (``namespaces``,
+    ``rlimits`` or ``none``; ``none`` also when it started none)."""
 
     def to_dict(self) -> dict[str, object]:
         """The machine summary printed by ``--json``."""
@@ -92,5 +95,6 @@ class MatchResult:
             "deal_commitment": self.deal_commitment,
             "deal_key": self.deal_key,
             "deal_secret": self.deal_secret,
+            "sandbox": self.sandbox,
             "seats": [s.to_dict() for s in self.seats],
         }

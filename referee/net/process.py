@@ -24,10 +24,15 @@
 * Startup failures (missing executable, permission denied, bad cwd, ...) raise
   ``BotStartError``; no bare ``OSError`` escapes ``BotProcess.start``.
 
-Limits (documented, not handled): a grandchild that calls ``setsid`` leaves the group and
-escapes ``terminate`` (cgroups would be needed); no CPU/memory rlimits are applied; if the bot's
-whole group has already vanished before ``terminate`` and its pid was recycled by a new group
-leader in between, the final SIGKILL could hit that group (requires pid wrap-around).
+* Each bot runs in the sandbox its ``BotCommand.sandbox`` asks for (default ``auto``: the
+  strongest this machine allows; :mod:`referee.net.sandbox`) with a minimal environment. In
+  the ``namespaces`` sandbox the process started is ``bwrap``: killing its group kills the
+  PID namespace, so nothing the bot forked survives, ``setsid`` escapees included.
+
+Limits (documented, not handled): below the ``namespaces`` level a grandchild that calls
+``setsid`` leaves the group and escapes ``terminate``; if the bot's whole group has already
+vanished before ``terminate`` and its pid was recycled by a new group leader in between, the
+final SIGKILL could hit that group (requires pid wrap-around).
 """
 
 from __future__ import annotations
@@ -49,6 +54,9 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import BinaryIO
 
+from referee.net import sandbox
+from referee.net.sandbox import Limits, SandboxLevel
+
 __all__ = ["BotCommand", "BotProcess", "BotStartError"]
 
 logger = logging.getLogger(__name__)
@@ -68,13 +76,24 @@ class BotStartError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class BotCommand:
-    """How to run a bot: ``argv`` (no shell), optional ``cwd`` and extra environment."""
+    """How to run a bot: ``argv`` (no shell), optional ``cwd``, extra environment values
+    (``env``), names of the referee's variables to pass on (``pass_env``), its sandbox level
+    (``auto``, ``none``, ``rlimits``, ``namespaces``) and its resource ``limits``."""
 
     argv: tuple[str, ...]
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    pass_env: tuple[str, ...] = ()
+    sandbox: str = "auto"
+    limits: Limits = field(default_factory=Limits)
 
     def __post_init__(self) -> None:
+        if self.sandbox not in sandbox.SANDBOX_CHOICES:
+            choices = ", ".join(sandbox.SANDBOX_CHOICES)
+            raise ValueError(f"sandbox must be one of {choices}, got {self.sandbox!r}")
+        for name in self.pass_env:
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"bad environment variable name {name!r}")
         argv = tuple(self.argv)
         if not argv or not argv[0]:
             raise ValueError("bot command is empty")
@@ -181,10 +200,17 @@ class BotProcess:
     """
 
     def __init__(
-        self, argv: tuple[str, ...], proc: asyncio.subprocess.Process, sink: _StderrSink
+        self,
+        cmd: BotCommand,
+        proc: asyncio.subprocess.Process,
+        sink: _StderrSink,
+        level: SandboxLevel = SandboxLevel.NONE,
     ) -> None:
         """Internal; use ``BotProcess.start``."""
-        self.argv = argv
+        self.argv = cmd.argv
+        self.limits = cmd.limits
+        self.sandbox = level
+        """The sandbox level the bot runs at."""
         self._proc = proc
         self._sink = sink
         self._lock = asyncio.Lock()
@@ -206,18 +232,25 @@ class BotProcess:
     ) -> BotProcess:
         """Spawn ``cmd`` in a new process group and start capturing its stderr.
 
-        The child's environment is ``base_env`` (default: ``os.environ``), updated with
+        The child's environment is the allowlist of :func:`sandbox.bot_env` and the names in
+        ``cmd.pass_env`` taken from ``base_env`` (default: ``os.environ``), updated with
         ``cmd.env``, then with ``env`` (the referee's variables, e.g. the endpoint, win).
+        ``cmd.sandbox`` is resolved to a level (a weaker one than asked only with a warning).
         ``stderr_path`` (appended to, at most ``stderr_cap`` bytes per run) is optional; if it
         cannot be opened a warning is logged and only the in-memory tail is kept.  With
         ``merge_stdout`` the bot's stdout goes into the same capture instead of /dev/null.
         The bot runs ``nice`` steps below the referee's own priority (capped at 19; 0 keeps
         it equal). Raises ``BotStartError`` if the program cannot be started.
         """
-        child_env = dict(os.environ if base_env is None else base_env)
-        child_env.update(cmd.env)
-        if env is not None:
-            child_env.update(env)
+        level = await asyncio.to_thread(sandbox.resolve, cmd.sandbox)
+        child_env = sandbox.bot_env(
+            os.environ if base_env is None else base_env,
+            level=level,
+            pass_env=cmd.pass_env,
+            extra=cmd.env,
+            gin=env,
+        )
+        argv = _command_line(cmd, child_env, level, nice)
         log = None if stderr_path is None else _open_log(stderr_path)
         loop = asyncio.get_running_loop()
         rfd, wfd = os.pipe()
@@ -225,7 +258,7 @@ class BotProcess:
         try:
             async with _spawn_limit():
                 proc = await asyncio.create_subprocess_exec(
-                    *_with_parent_death_signal(cmd, child_env),
+                    *argv,
                     stdin=subprocess.DEVNULL,
                     stdout=wfd if merge_stdout else subprocess.DEVNULL,
                     stderr=wfd,
@@ -246,7 +279,7 @@ class BotProcess:
                 if log is not None:
                     log.close()
         sink = _StderrSink(tail_bytes, log, stderr_cap)
-        bot = cls(cmd.argv, proc, sink)
+        bot = cls(cmd, proc, sink, level)
         pipe = os.fdopen(rfd, "rb", buffering=0)  # owned by the pipe transport from here on
         connected = False
         try:
@@ -273,7 +306,12 @@ class BotProcess:
     @property
     def returncode(self) -> int | None:
         """Exit code, ``-signal`` if killed by a signal, None while running."""
-        return self._proc.returncode
+        rc = self._proc.returncode
+        return None if rc is None else self._status(rc)
+
+    def _status(self, rc: int) -> int:
+        """The bot's own status (bwrap reports a bot killed by signal N as 128+N)."""
+        return sandbox.bwrap_status(rc) if self.sandbox is SandboxLevel.NAMESPACES else rc
 
     async def wait(self) -> int:
         """Wait for the bot process itself to exit; return its returncode.
@@ -285,11 +323,12 @@ class BotProcess:
         if not self._sink.closed.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._sink.closed.wait(), _PIPE_CLOSE_TIMEOUT)
-        return rc
+        return self._status(rc)
 
     def exit_hint(self) -> str:
-        """Describe how the bot ended, e.g. "exited with code 3", "killed by signal SIGSEGV"."""
-        rc = self._proc.returncode
+        """Describe how the bot ended, e.g. "exited with code 3", "killed by signal SIGSEGV";
+        in a sandbox, the limit that most likely ended it (``sandbox.limit_cause``)."""
+        rc = self.returncode
         if rc is None:
             return "still running"
         if rc >= 0:
@@ -302,6 +341,10 @@ class BotProcess:
             hint = f"killed by signal {name}"
         if self._terminated:
             hint += " (terminated by the referee)"
+        elif self.sandbox is not SandboxLevel.NONE:
+            cause = sandbox.limit_cause(rc, self.stderr_tail(4096), self.limits)
+            if cause is not None:
+                hint += f": {cause}"
         return hint
 
     def stderr_tail(self, n: int = 1024) -> str:
@@ -331,7 +374,7 @@ class BotProcess:
                 self._signal_group(signal.SIGKILL)
             rc = await self._proc.wait()
             await self._close_capture()
-            return rc
+            return self._status(rc)
 
     def _signal_group(self, sig: signal.Signals) -> None:
         try:
@@ -390,17 +433,34 @@ def _with_parent_death_signal(cmd: BotCommand, env: Mapping[str, str]) -> tuple[
     unchanged, so a missing program still fails at spawn with its precise reason.
     """
     setpriv = _setpriv()
-    if setpriv is None:
+    if setpriv is None or not _resolves(cmd, env):
         return cmd.argv
+    return (setpriv, "--pdeathsig", "KILL", "--", *cmd.argv)
+
+
+def _resolves(cmd: BotCommand, env: Mapping[str, str]) -> bool:
+    """True if the working directory exists and the program is an executable file."""
     program = cmd.argv[0]
     if cmd.cwd is not None and not os.path.isdir(cmd.cwd):
-        return cmd.argv
+        return False
     if "/" in program:
         path = os.path.join(cmd.cwd or os.getcwd(), program)
-        found = os.path.isfile(path) and os.access(path, os.X_OK)
-    else:
-        found = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
-    return (setpriv, "--pdeathsig", "KILL", "--", *cmd.argv) if found else cmd.argv
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+
+
+def _command_line(
+    cmd: BotCommand, env: Mapping[str, str], level: SandboxLevel, nice: int
+) -> tuple[str, ...]:
+    """What to spawn for ``cmd`` at ``level``; the bare argv when the program or the working
+    directory does not resolve, so the spawn fails with its precise reason."""
+    if level is SandboxLevel.NONE or not _resolves(cmd, env):
+        return _with_parent_death_signal(cmd, env)
+    endpoint = env.get("GIN_REFEREE_ENDPOINT", "")
+    return sandbox.wrap(
+        cmd.argv, level=level, limits=cmd.limits, cwd=cmd.cwd, endpoint=endpoint,
+        nice=nice, env=env,
+    )  # fmt: skip
 
 
 def _open_log(path: Path) -> BinaryIO | None:

@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from referee.match.clock import TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS
 from referee.match.faults import FaultPolicy
 from referee.net.process import BotCommand
+from referee.net.sandbox import SANDBOX_CHOICES, Limits
 from referee.rules import RuleSet
 
 __all__ = ["BotEntry", "ConfigError", "TournamentConfig", "load_config", "parse_config"]
@@ -46,6 +47,19 @@ class BotEntry:
     """Command line (shell-style), or None for a remote bot."""
     token: str | None = None
     """The token a remote bot presents in its hello."""
+    sandbox: str = "auto"
+    """Its sandbox level (``tournament.sandbox`` unless the bot sets its own). Not hashed."""
+    limits: Limits = field(default_factory=Limits)
+    """Its resource limits (``tournament.limits``, then the bot's ``limits``). Not hashed."""
+    pass_env: tuple[str, ...] = ()
+    """Names of the referee's environment variables it gets (its ``env``). Not hashed."""
+
+    def bot_command(self) -> BotCommand:
+        """The command to start this (local) bot with its sandbox, limits and variables."""
+        if self.command is None:
+            raise ValueError(f"bot {self.name!r} is remote: nothing to start")
+        command = BotCommand.parse(self.command)
+        return replace(command, sandbox=self.sandbox, limits=self.limits, pass_env=self.pass_env)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,7 +164,30 @@ def _check_keys(table: dict[str, Any], allowed: set[str], src: str, path: str) -
             raise ConfigError(src, path + key, f"unknown key (known: {known})")
 
 
-def _bots(raw: Any, src: str) -> tuple[BotEntry, ...]:
+def _confinement(
+    table: dict[str, Any], src: str, path: str, sandbox: str, limits: Limits
+) -> tuple[str, Limits]:
+    """The ``sandbox`` and ``limits`` keys of a table, over the given defaults."""
+    sandbox = _get(table, "sandbox", str, src, path, sandbox)
+    if sandbox not in SANDBOX_CHOICES:
+        raise ConfigError(src, path + "sandbox", f"must be one of {', '.join(SANDBOX_CHOICES)}")
+    raw = _get(table, "limits", dict, src, path, {})
+    try:
+        limits = Limits.from_mapping(raw, limits)
+    except ValueError as err:
+        raise ConfigError(src, path + "limits", str(err)) from None
+    return sandbox, limits
+
+
+def _pass_env(table: dict[str, Any], src: str, path: str) -> tuple[str, ...]:
+    names = _get(table, "env", list, src, path, [])
+    for name in names:
+        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+            raise ConfigError(src, path + "env", f"expected variable names, got {name!r}")
+    return tuple(names)
+
+
+def _bots(raw: Any, src: str, sandbox: str, limits: Limits) -> tuple[BotEntry, ...]:
     if not isinstance(raw, list) or len(raw) < 2:
         raise ConfigError(src, "bots", "need an array of at least two [[bots]] tables")
     bots: list[BotEntry] = []
@@ -158,7 +195,8 @@ def _bots(raw: Any, src: str) -> tuple[BotEntry, ...]:
         path = f"bots[{i}]."
         if not isinstance(table, dict):
             raise ConfigError(src, f"bots[{i}]", "expected a table")
-        _check_keys(table, {"name", "command", "remote", "token"}, src, path)
+        confinement = {"sandbox", "limits", "env"}
+        _check_keys(table, {"name", "command", "remote", "token", *confinement}, src, path)
         name = _get(table, "name", str, src, path)
         if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
             raise ConfigError(src, path + "name", "required: letters, digits, '-', '_' or '.'")
@@ -174,6 +212,8 @@ def _bots(raw: Any, src: str) -> tuple[BotEntry, ...]:
                 raise ConfigError(
                     src, path + "token", "a remote bot needs a token of 8+ characters"
                 )
+            for key in confinement & set(table):
+                raise ConfigError(src, path + key, "a remote bot runs elsewhere: no sandbox")
             bots.append(BotEntry(name, None, token))
             continue
         if command is None:
@@ -182,7 +222,9 @@ def _bots(raw: Any, src: str) -> tuple[BotEntry, ...]:
             BotCommand.parse(command)
         except ValueError as err:
             raise ConfigError(src, path + "command", str(err)) from None
-        bots.append(BotEntry(name, command))
+        level, bot_limits = _confinement(table, src, path, sandbox, limits)
+        pass_env = _pass_env(table, src, path)
+        bots.append(BotEntry(name, command, None, level, bot_limits, pass_env))
     return tuple(bots)
 
 
@@ -213,9 +255,10 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     t = _get(data, "tournament", dict, src, "", {})
     _check_keys(t, {"name", "format", "candidate", "games_per_pairing", "duplicate", "seed",
                     "concurrency", "max_hands_per_game", "local_transport", "reuse_bots",
-                    "out"},
+                    "out", "sandbox", "limits"},
                 src, "tournament.")  # fmt: skip
-    bots = _bots(data.get("bots"), src)
+    sandbox, limits = _confinement(t, src, "tournament.", "auto", Limits())
+    bots = _bots(data.get("bots"), src, sandbox, limits)
     fmt = _get(t, "format", str, src, "tournament.", "round-robin")
     if fmt not in FORMATS:
         raise ConfigError(src, "tournament.format", f"must be one of {', '.join(FORMATS)}")

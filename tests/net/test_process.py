@@ -23,8 +23,9 @@ PY = sys.executable
 
 
 def py(code: str, *args: str) -> BotCommand:
-    """A bot command running ``python -c code``."""
-    return BotCommand((PY, "-c", code, *args))
+    """A bot command running ``python -c code`` outside any sandbox: these tests are about
+    the process mechanics (tests/net/test_sandbox.py runs them in each sandbox level)."""
+    return BotCommand((PY, "-c", code, *args), sandbox="none")
 
 
 def open_fds() -> set[str]:
@@ -106,7 +107,8 @@ import asyncio, sys
 from referee.net.process import BotCommand, BotProcess
 
 async def main():
-    bot = await BotProcess.start(BotCommand((sys.executable, "-c", "import time; time.sleep(60)")))
+    sleeper = BotCommand((sys.executable, "-c", "import time; time.sleep(60)"), sandbox="none")
+    bot = await BotProcess.start(sleeper)
     print(bot.pid, flush=True)
     await asyncio.sleep(60)
 
@@ -164,8 +166,9 @@ async def test_running_hint_and_pgid() -> None:
 @pytest.mark.asyncio
 async def test_environment_layering_and_cwd(tmp_path: Path) -> None:
     code = "import os, sys; sys.stderr.write(repr((os.getcwd(), os.environ.get('A'), os.environ.get('B'), os.environ.get('C'))))"  # noqa: E501
-    cmd = BotCommand((PY, "-c", code), str(tmp_path), {"A": "cmd", "B": "cmd"})
-    bot = await BotProcess.start(cmd, base_env={"A": "base", "C": "base"}, env={"B": "referee"})
+    cmd = BotCommand((PY, "-c", code), str(tmp_path), {"A": "cmd", "B": "cmd"}, ("C",), "none")
+    base = {"A": "base", "C": "base", "D": "secret"}
+    bot = await BotProcess.start(cmd, base_env=base, env={"B": "referee"})
     await bot.wait()
     await bot.terminate()
     assert bot.stderr_tail() == repr((str(tmp_path), "cmd", "referee", "base"))

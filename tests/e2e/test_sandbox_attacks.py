@@ -1,0 +1,212 @@
+"""Attacks by real bot processes on their opponent, the referee and the machine
+(tests/bots/attacker.py), each played as a real match: the sandbox stops the attack and the
+victim plays on unharmed. Controls at ``--sandbox none`` show that the attacks are real."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.match.config import MatchConfig
+from referee.match.faults import FaultKind
+from referee.match.result import MatchResult
+from referee.match.runner import BotSpec, run_match
+from referee.net.sandbox import SANDBOX_UID, Limits, SandboxLevel, detect
+
+from .helpers import BOTS, FAST, GREEDY, PY
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(60)]
+
+ATTACKER = f"{PY} {BOTS / 'attacker.py'}"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def require_namespaces() -> None:
+    """Where the kernel refuses namespaces, the probe must say why; then (only then) skip."""
+    found = detect()
+    if found.level is not SandboxLevel.NAMESPACES:
+        assert found.reason, "a weaker level must come with the reason"
+        pytest.skip(f"THE KERNEL REFUSES THE NAMESPACES SANDBOX HERE: {found.reason}")
+
+
+async def attack(
+    out: Path,
+    args: str,
+    *,
+    sandbox: str = "auto",
+    limits: Limits | None = None,
+    pass_env: tuple[str, ...] = (),
+) -> tuple[MatchResult, dict[str, Any]]:
+    """One game: the greedy bot (seat 0, started first) against the attacker (seat 1).
+    Returns the result and the attacker's report (empty if it never reported)."""
+    specs = []
+    for text in (GREEDY, f"{ATTACKER} {args}"):
+        spec = BotSpec.parse(text)
+        assert spec.command is not None
+        command = replace(
+            spec.command, sandbox=sandbox, limits=limits or Limits(), pass_env=pass_env
+        )
+        specs.append(replace(spec, command=command))
+    config = MatchConfig(games=1, time=FAST, seed=5)
+    result = await run_match(config, (specs[0], specs[1]), out_dir=out, kill_grace=0.5)
+    stderr = (out / "match.seat1.stderr").read_text(errors="replace")
+    lines = [line for line in stderr.splitlines() if line.startswith("ATTACK ")]
+    return result, json.loads(lines[0].removeprefix("ATTACK ")) if lines else {}
+
+
+def assert_victim_unharmed(result: MatchResult) -> None:
+    """Seat 0 (the greedy bot) finished the game without a fault."""
+    assert result.seats[0].faults == []
+    assert result.reason == "normal", result.to_dict()
+    assert result.games_played == 1
+
+
+async def test_auto_runs_at_the_strongest_level_and_says_so(tmp_path: Path) -> None:
+    result, report = await attack(tmp_path, "inspect")
+    assert result.sandbox == str(detect().level)
+    header = json.loads((tmp_path / "match.jsonl").read_text().splitlines()[0])
+    assert header["sandbox"] == result.sandbox
+    assert result.to_dict()["sandbox"] == result.sandbox
+    assert report["uid"] is not None
+
+
+async def test_token_thief_finds_no_token_and_the_victim_plays_on(tmp_path: Path) -> None:
+    require_namespaces()
+    result, report = await attack(tmp_path, "steal")
+    assert report["tokens_found"] == 0
+    assert report["pids_seen"] <= 3  # bwrap's init and the bot's own exec chain
+    assert_victim_unharmed(result)
+    assert result.seats[1].faults == []
+
+
+async def test_without_a_sandbox_the_thief_takes_the_victims_seat(tmp_path: Path) -> None:
+    result, report = await attack(tmp_path, "steal", sandbox="none")
+    assert report["tokens_found"] == 1
+    assert result.seats[0].faults, "the control attack must hurt the victim"
+    assert result.sandbox == "none"
+
+
+async def test_assassin_cannot_signal_anyone(tmp_path: Path) -> None:
+    require_namespaces()
+    sentinel = await asyncio.create_subprocess_exec("sleep", "60")
+    try:
+        result, report = await attack(tmp_path, f"kill {sentinel.pid} {os.getpid()}")
+        assert report["killed"] == []
+        assert {pid for pid, _ in report["refused"]} >= {sentinel.pid, os.getpid()}
+        assert sentinel.returncode is None, "the sentinel outside the sandbox was killed"
+        assert_victim_unharmed(result)
+    finally:
+        sentinel.kill()
+        assert await sentinel.wait() == -signal.SIGKILL  # killed here, not by the bot
+
+
+async def test_bot_sees_only_the_allowlisted_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REFEREE_FAKE_SECRET", "hunter2")
+    monkeypatch.setenv("OPERATOR_NAMED", "shared on purpose")
+    result, report = await attack(tmp_path, "inspect", pass_env=("OPERATOR_NAMED",))
+    env = report["env"]
+    assert isinstance(env, dict)
+    assert "hunter2" not in json.dumps(report)
+    gin = {"GIN_REFEREE_ENDPOINT", "GIN_REFEREE_TOKEN", "GIN_BOT_SEED"}
+    allowed = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PWD", "OPERATOR_NAMED", *gin}
+    assert gin | {"PATH", "HOME", "OPERATOR_NAMED"} <= set(env) <= allowed
+    assert env["OPERATOR_NAMED"] == "shared on purpose"
+    assert_victim_unharmed(result)
+
+
+async def test_bot_runs_unprivileged_without_capabilities(tmp_path: Path) -> None:
+    require_namespaces()
+    result, report = await attack(tmp_path, "inspect")
+    assert report["uid"] == SANDBOX_UID
+    assert report["cap_eff"] == "0000000000000000"
+    assert report["no_new_privs"] == "1"
+    assert len(report["pids"]) <= 3
+    assert os.getpid() not in report["pids"]
+    assert_victim_unharmed(result)
+
+
+def marked_processes(marker: str) -> list[int]:
+    """Host processes whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+async def test_setsid_fork_bomb_leaves_no_survivor(tmp_path: Path) -> None:
+    require_namespaces()
+    marker = f"bomb-{uuid.uuid4().hex}"
+    result, report = await attack(tmp_path, f"forkbomb 20 {marker}")
+    assert report["forked"] == 20
+    assert_victim_unharmed(result)
+    assert marked_processes(marker) == []
+
+
+async def test_memory_hog_gets_a_crash_fault_naming_the_limit(tmp_path: Path) -> None:
+    result, _ = await attack(tmp_path, "hog", sandbox="rlimits")
+    assert result.sandbox == "rlimits"
+    (fault,) = result.seats[1].faults
+    assert fault.kind is FaultKind.CRASH
+    assert "address-space (memory) limit (2048 MiB, RLIMIT_AS)" in fault.detail
+    assert "MemoryError" in fault.detail
+    assert result.winner == 0
+
+
+async def test_memory_hog_in_namespaces_too(tmp_path: Path) -> None:
+    require_namespaces()
+    limits = Limits(address_space=1 << 30)
+    result, _ = await attack(tmp_path, "hog", limits=limits)
+    (fault,) = result.seats[1].faults
+    assert fault.kind is FaultKind.CRASH
+    assert "address-space (memory) limit (1024 MiB, RLIMIT_AS)" in fault.detail
+
+
+async def test_loopback_tcp_outside_the_referee_is_refused(tmp_path: Path) -> None:
+    require_namespaces()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        result, report = await attack(tmp_path, f"tcp {port}")
+        assert report["connected"] is False
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert_victim_unharmed(result)
+
+
+async def test_bot_cannot_write_outside_its_private_dirs(tmp_path: Path) -> None:
+    require_namespaces()
+    name = f"pwned-{uuid.uuid4().hex}"
+    repo_file, host_tmp = REPO / name, Path("/tmp") / name
+    result, report = await attack(tmp_path, f"write {repo_file} {host_tmp}")
+    writes = report["writes"]
+    assert isinstance(writes, dict)
+    assert writes[str(repo_file)] == "Read-only file system"
+    assert writes[str(host_tmp)] == "written"  # its private /tmp, gone with the sandbox
+    assert not repo_file.exists()
+    assert not host_tmp.exists()
+    assert_victim_unharmed(result)
+
+
+async def test_open_files_are_capped(tmp_path: Path) -> None:
+    result, report = await attack(tmp_path, "fds", limits=Limits(open_files=128))
+    assert report["error"] == "Too many open files"
+    assert isinstance(report["opened"], int) and report["opened"] < 128
+    assert_victim_unharmed(result)

@@ -1,0 +1,238 @@
+"""Tests for referee.net.sandbox: limits, levels, the environment, the command line, exit
+causes; and real processes ended by a limit, at each level."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from referee.net import sandbox
+from referee.net.process import BotCommand, BotProcess
+from referee.net.sandbox import Availability, Limits, SandboxLevel, limit_cause
+
+pytestmark = pytest.mark.timeout(30)
+
+MIB = 1 << 20
+
+
+# ---------------------------------------------------------------- limits
+
+
+def test_limits_parse_sizes_and_counts() -> None:
+    limits = Limits.from_mapping({"address_space": "4G", "file_size": 1024, "cpu_seconds": 60})
+    assert limits.address_space == 4 << 30
+    assert limits.file_size == 1024
+    assert limits.cpu_seconds == 60
+    assert limits.open_files == Limits().open_files
+    assert Limits.parse_items(["tmp-size=512M", "processes=10"]) == Limits(
+        tmp_size=512 * MIB, processes=10
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"memory": "1G"}, "unknown limit 'memory'"),
+        ({"address_space": "lots"}, "address_space: expected bytes"),
+        ({"open_files": 0}, "open_files: expected a positive integer"),
+        ({"cpu_seconds": True}, "cpu_seconds: expected a positive integer"),
+    ],
+)
+def test_limits_reject_bad_input_naming_it(raw: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Limits.from_mapping(raw)
+
+
+def test_limit_items_need_key_and_value() -> None:
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        Limits.parse_items(["address_space"])
+
+
+def test_prlimit_args_set_every_limit_and_no_core() -> None:
+    args = Limits(cpu_seconds=7).prlimit_args()
+    assert "--cpu=7:8" in args  # SIGXCPU at the soft limit, SIGKILL a second later
+    assert "--core=0" in args
+    assert f"--as={2048 * MIB}" in args
+    assert {a.split("=")[0] for a in args} == {
+        "--as", "--cpu", "--nproc", "--nofile", "--fsize", "--core"
+    }  # fmt: skip
+
+
+# ---------------------------------------------------------------- levels
+
+
+def test_resolve_rejects_unknown_levels() -> None:
+    with pytest.raises(ValueError, match="sandbox must be one of"):
+        sandbox.resolve("chroot")
+    with pytest.raises(ValueError, match="sandbox must be one of"):
+        BotCommand(("bot",), sandbox="chroot")
+
+
+def test_auto_is_the_strongest_level_detected() -> None:
+    assert sandbox.resolve("auto") is sandbox.detect().level
+    assert sandbox.resolve("none") is SandboxLevel.NONE
+
+
+def test_refused_level_falls_back_with_a_warning_naming_why(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    refused = Availability(SandboxLevel.RLIMITS, "the kernel refused namespaces (test)")
+    monkeypatch.setattr(sandbox, "detect", lambda: refused)
+    with caplog.at_level(logging.WARNING, logger="referee.net.sandbox"):
+        assert sandbox.resolve("namespaces") is SandboxLevel.RLIMITS
+    assert "sandbox namespaces unavailable: the kernel refused namespaces (test)" in caplog.text
+    assert "bots run at level rlimits" in caplog.text
+
+
+def test_this_machine_reports_its_level_plainly() -> None:
+    found = sandbox.detect()
+    assert (found.level is SandboxLevel.NAMESPACES) == (found.reason == "")
+
+
+# ---------------------------------------------------------------- environment
+
+
+def test_bot_env_is_the_allowlist_plus_what_is_named() -> None:
+    referee = {"PATH": "/bin", "LANG": "C", "SECRET": "x", "GIN_OTHER": "y", "HOME": "/root"}
+    env = sandbox.bot_env(
+        referee,
+        level=SandboxLevel.NAMESPACES,
+        pass_env=("SECRET_NAMED", "MISSING"),
+        extra={"A": "1"},
+        gin={"GIN_REFEREE_TOKEN": "t"},
+    )
+    assert env == {
+        "PATH": "/bin", "LANG": "C", "HOME": "/tmp", "TMPDIR": "/tmp", "A": "1",
+        "GIN_REFEREE_TOKEN": "t",
+    }  # fmt: skip
+    plain = sandbox.bot_env({**referee, "SECRET_NAMED": "s"}, level=SandboxLevel.NONE,
+                            pass_env=("SECRET_NAMED",))  # fmt: skip
+    assert plain == {"PATH": "/bin", "LANG": "C", "HOME": "/root", "SECRET_NAMED": "s"}
+
+
+# ---------------------------------------------------------------- command line
+
+
+def wrapped(level: SandboxLevel, endpoint: str, argv: tuple[str, ...] = ("bot",)) -> list[str]:
+    return list(
+        sandbox.wrap(argv, level=level, limits=Limits(), cwd="/", endpoint=endpoint, nice=10,
+                     env={"PATH": "/bin"})
+    )  # fmt: skip
+
+
+def test_namespaces_command_binds_only_the_ipc_directory(tmp_path: Path) -> None:
+    argv = wrapped(SandboxLevel.NAMESPACES, f"ipc://{tmp_path}/referee.sock")
+    assert argv[0].endswith("bwrap")
+    text = " ".join(argv)
+    assert "--unshare-all --unshare-user --disable-userns" in text
+    assert "--share-net" not in argv
+    assert f"--ro-bind {tmp_path} {tmp_path}" in text
+    assert "--cap-drop ALL" in text and "--die-with-parent" in text
+    assert "--clearenv" in argv and "--setenv PATH /bin" in text
+    assert argv[-1] == "bot" and "--core=0" in argv
+
+
+def test_namespaces_over_tcp_keep_the_host_network() -> None:
+    assert "--share-net" in wrapped(SandboxLevel.NAMESPACES, "tcp://127.0.0.1:5555")
+
+
+def test_files_under_tmp_named_by_the_command_stay_visible(tmp_path: Path) -> None:
+    script = os.path.join(tmp_path, "bot.py")
+    with open(script, "w") as f:
+        f.write("")
+    argv = wrapped(SandboxLevel.NAMESPACES, "ipc:///tmp/d/s", ("python3", script))
+    assert f"--ro-bind {tmp_path} {tmp_path}" in " ".join(argv)
+
+
+def test_rlimits_command() -> None:
+    argv = wrapped(SandboxLevel.RLIMITS, "tcp://127.0.0.1:1")
+    assert argv[0].endswith("setpriv") and "--no-new-privs" in argv
+    assert ("--bounding-set=-all" in argv) == (os.geteuid() == 0)
+    assert argv[argv.index("--") + 1].endswith("prlimit") and argv[-1] == "bot"
+
+
+# ---------------------------------------------------------------- exit causes
+
+
+@pytest.mark.parametrize(
+    ("rc", "stderr", "expected"),
+    [
+        (-signal.SIGXCPU, "", "hit the CPU-time limit (3600 s, RLIMIT_CPU)"),
+        (-signal.SIGXFSZ, "", "hit the file-size limit (64 MiB, RLIMIT_FSIZE)"),
+        (1, "Traceback...\nMemoryError\n", "hit the address-space (memory) limit (2048 MiB"),
+        (1, "OSError: [Errno 24] Too many open files", "hit the open-files limit (256"),
+        (1, "fork()\nBlockingIOError: [Errno 11] Resource temporarily unavailable",
+         "hit the process limit (256, RLIMIT_NPROC)"),
+        (-signal.SIGKILL, "", "possibly the CPU-time limit"),
+        (-signal.SIGSEGV, "", "possibly the address-space (memory) limit"),
+        (-signal.SIGABRT, "FATAL ERROR: JavaScript heap out of memory", "possibly the address"),
+        (3, "crashing on purpose", None),
+        (-signal.SIGTERM, "", None),
+    ],
+)  # fmt: skip
+def test_limit_cause(rc: int, stderr: str, expected: str | None) -> None:
+    cause = limit_cause(rc, stderr, Limits())
+    if expected is None:
+        assert cause is None
+    else:
+        assert cause is not None and cause.startswith(expected)
+
+
+def test_bwrap_status_is_turned_back_into_signals() -> None:
+    assert sandbox.bwrap_status(128 + signal.SIGXCPU) == -signal.SIGXCPU
+    assert sandbox.bwrap_status(3) == 3
+    assert sandbox.bwrap_status(-signal.SIGTERM) == -signal.SIGTERM
+
+
+LEVELS = [SandboxLevel.RLIMITS, SandboxLevel.NAMESPACES]
+
+
+def require(level: SandboxLevel) -> None:
+    found = sandbox.detect()
+    if found.level.rank < level.rank:
+        assert found.reason
+        pytest.skip(f"THE KERNEL REFUSES SANDBOX LEVEL {level} HERE: {found.reason}")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("level", LEVELS)
+async def test_cpu_hog_is_stopped_and_named(level: SandboxLevel) -> None:
+    require(level)
+    cmd = BotCommand(
+        (sys.executable, "-c", "while True: pass"), sandbox=str(level), limits=Limits(cpu_seconds=1)
+    )
+    bot = await BotProcess.start(cmd, env={"GIN_REFEREE_ENDPOINT": "ipc:///tmp/none/s"})
+    assert bot.sandbox is level
+    assert await bot.wait() == -signal.SIGXCPU
+    await bot.terminate()
+    assert bot.exit_hint() == ("killed by signal SIGXCPU: hit the CPU-time limit (1 s, RLIMIT_CPU)")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("level", LEVELS)
+async def test_big_file_is_stopped_and_named(level: SandboxLevel) -> None:
+    require(level)
+    path = f"/tmp/gin-test-big-{uuid.uuid4().hex}"  # the private /tmp under namespaces
+    code = "import sys; open(sys.argv[1], 'wb').write(bytes(1 << 20))"
+    cmd = BotCommand(
+        (sys.executable, "-c", code, path), sandbox=str(level), limits=Limits(file_size=4096)
+    )
+    try:
+        bot = await BotProcess.start(cmd, env={"GIN_REFEREE_ENDPOINT": "ipc:///tmp/none/s"})
+        # Python ignores SIGXFSZ: the write fails with EFBIG ("File too large") instead.
+        assert await bot.wait() == 1
+        await bot.terminate()
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    assert "File too large" in bot.stderr_tail()
+    assert bot.exit_hint() == (
+        "exited with code 1: hit the file-size limit (4096 bytes, RLIMIT_FSIZE)"
+    )
