@@ -39,6 +39,24 @@ def test_local_transport_flag(tmp_path: Path, transport: str) -> None:
         assert f"connecting over {transport}" in (tmp_path / f"match.seat{seat}.stderr").read_text()
 
 
+@pytest.mark.parametrize("level", ["none", "rlimits"])
+def test_sandbox_limit_and_pass_env_flags(
+    tmp_path: Path, level: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NAMED_FOR_BOTS", "yes")
+    monkeypatch.setenv("NOT_NAMED", "secret")
+    attacker = f"{sys.executable} {BOTS / 'attacker.py'} fds"
+    args = ["match", GREEDY, attacker, "--games", "1", "--json", "--out", str(tmp_path)]
+    flags = ["--sandbox", level, "--limit", "open_files=64", "--pass-env", "NAMED_FOR_BOTS"]
+    assert main([*args, *flags]) == 0
+    assert json.loads(capsys.readouterr().out)["sandbox"] == level
+    line = (tmp_path / "match.seat1.stderr").read_text().split("ATTACK ", 1)[1]
+    opened = json.loads(line.splitlines()[0])["opened"]
+    assert (opened < 64) == (level != "none"), opened  # --limit applies only in a sandbox
+    header = json.loads((tmp_path / "match.jsonl").read_text().splitlines()[0])
+    assert header["sandbox"] == level
+
+
 def test_readable_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["match", GREEDY, GREEDY, "--games", "1", "--seed", "5"]) == 0
     out = capsys.readouterr().out
@@ -94,6 +112,10 @@ def test_missing_record_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         (["--games", "0"], "games must be between"),
         (["--move-time", "-1"], "time control move"),
         (["--local-transport", "udp"], "invalid choice: 'udp'"),
+        (["--sandbox", "chroot"], "invalid choice: 'chroot'"),
+        (["--limit", "memory=1G"], "unknown limit 'memory'"),
+        (["--limit", "cpu_seconds"], "--limit expects KEY=VALUE"),
+        (["--limit", "open_files=-3"], "open_files: expected a positive integer"),
     ],
 )
 def test_bad_flags_are_named(

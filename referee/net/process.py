@@ -266,7 +266,7 @@ class BotProcess:
                     env=child_env,
                     process_group=0,
                 )
-            if nice:
+            if nice and level is not SandboxLevel.NAMESPACES:  # there: ``nice`` in the chain
                 with contextlib.suppress(OSError):
                     own = os.getpriority(os.PRIO_PROCESS, 0)
                     os.setpriority(os.PRIO_PROCESS, proc.pid, min(19, own + nice))

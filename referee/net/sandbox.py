@@ -281,7 +281,8 @@ def wrap(
 ) -> tuple[str, ...]:
     """The command line that runs ``argv`` at ``level`` (``none``: ``argv`` unchanged; the
     caller adds its parent-death signal). ``endpoint`` is the bot's ``GIN_REFEREE_ENDPOINT``:
-    an ``ipc://`` socket's directory is bound in; ``tcp://`` keeps the host network."""
+    an ``ipc://`` socket's directory is bound in; ``tcp://`` keeps the host network; any
+    other (none) gives no network at all."""
     tools = _tools()
     prlimit = [tools["prlimit"] or "prlimit", *limits.prlimit_args(), "--"]
     if level is SandboxLevel.RLIMITS:
@@ -291,7 +292,7 @@ def wrap(
         return (*setpriv, "--", *prlimit, *argv)
     if level is not SandboxLevel.NAMESPACES:
         return tuple(argv)
-    share_net = not endpoint.startswith("ipc://")
+    share_net = endpoint.startswith("tcp://")
     if share_net:
         _warn_once("local bots connect over TCP: the sandbox keeps the host network "
                    "(the ipc local transport cuts it off)")  # fmt: skip

@@ -236,3 +236,14 @@ async def test_big_file_is_stopped_and_named(level: SandboxLevel) -> None:
     assert bot.exit_hint() == (
         "exited with code 1: hit the file-size limit (4096 bytes, RLIMIT_FSIZE)"
     )
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("level", LEVELS)
+async def test_bots_run_ten_steps_below_the_referee_in_every_level(level: SandboxLevel) -> None:
+    require(level)
+    code = "import os, sys; sys.stderr.write(str(os.getpriority(os.PRIO_PROCESS, 0)))"
+    bot = await BotProcess.start(BotCommand((sys.executable, "-c", code), sandbox=str(level)))
+    assert await bot.wait() == 0
+    await bot.terminate()
+    assert int(bot.stderr_tail()) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)

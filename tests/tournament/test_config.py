@@ -38,6 +38,28 @@ def test_the_example_loads() -> None:
         ({"bots": TWO, "tournament": {"concurency": 2}}, "tournament.concurency", "unknown key"),
         ({"bots": TWO, "tournament": {"candidate": "zed"}}, "tournament.candidate", "no bot named"),
         ({"bots": TWO, "rules": "gin"}, "rules", "unknown rules preset"),
+        ({"bots": TWO, "tournament": {"sandbox": "jail"}}, "tournament.sandbox", "must be one of"),
+        (
+            {"bots": TWO, "tournament": {"limits": {"ram": 1}}},
+            "tournament.limits",
+            "unknown limit 'ram'",
+        ),
+        (
+            {"bots": [{**TWO[0], "limits": {"address_space": "big"}}, TWO[1]]},
+            "bots[0].limits",
+            "address_space: expected bytes",
+        ),
+        ({"bots": [{**TWO[0], "env": ["A=1"]}, TWO[1]]}, "bots[0].env", "variable names"),
+        (
+            {
+                "bots": [
+                    {"name": "r", "remote": True, "token": "12345678", "sandbox": "none"},
+                    TWO[1],
+                ]
+            },
+            "bots[0].sandbox",
+            "a remote bot runs elsewhere",
+        ),
         ({"bots": TWO, "rules": {"knock_limit": "ten"}}, "rules", "knock_limit must be int"),
         ({"bots": TWO, "time": {"move": -1}}, "time", "time control move"),
         ({"bots": TWO, "time": {"move": "fast"}}, "time.move", "expected an integer or a number"),
@@ -129,3 +151,27 @@ def test_keeping_bot_processes_is_on_by_default_and_not_hashed() -> None:
     fresh = parse_config({"bots": TWO, "tournament": {"reuse_bots": False}})
     assert (kept.reuse_bots, fresh.reuse_bots) == (True, False)
     assert kept.config_hash == fresh.config_hash
+
+
+def test_sandbox_limits_and_env_per_bot() -> None:
+    data = {
+        "tournament": {"sandbox": "rlimits", "limits": {"cpu_seconds": 60, "open_files": 99}},
+        "bots": [
+            {**TWO[0], "sandbox": "none", "limits": {"open_files": 50}, "env": ["JAVA_HOME"]},
+            TWO[1],
+        ],
+    }
+    config = parse_config(data)
+    first, second = config.bots
+    assert (first.sandbox, second.sandbox) == ("none", "rlimits")
+    assert (first.limits.cpu_seconds, first.limits.open_files) == (60, 50)
+    assert (second.limits.cpu_seconds, second.limits.open_files) == (60, 99)
+    command = first.bot_command()
+    assert command.argv == ("python3", "a.py") and command.sandbox == "none"
+    assert command.pass_env == ("JAVA_HOME",) and command.limits == first.limits
+    assert config.config_hash == parse_config({"bots": TWO}).config_hash  # not hashed
+
+
+def test_sandbox_defaults_to_auto() -> None:
+    config = parse_config({"bots": TWO})
+    assert all(b.sandbox == "auto" and b.pass_env == () for b in config.bots)
