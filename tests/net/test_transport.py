@@ -462,7 +462,9 @@ async def test_heartbeat_detects_stopped_peer(zmq_context: TrackingContext) -> N
     """A SIGSTOPped peer stops answering ZMTP PINGs; its pipe is torn down and send fails."""
     cfg = TransportConfig(heartbeat_ivl_ms=100, heartbeat_timeout_ms=300, heartbeat_ttl_ms=300)
     async with RouterTransport(cfg, context=zmq_context) as t:
-        bot = await BotProcess.start(BotCommand((sys.executable, "-c", _SLEEPY_CLIENT, t.endpoint)))
+        # No sandbox: the test stops the very process that holds the socket.
+        client = BotCommand((sys.executable, "-c", _SLEEPY_CLIENT, t.endpoint), sandbox="none")
+        bot = await BotProcess.start(client)
         try:
             assert await recv1(t, within=10) == Incoming(b"sleepy", b"hello")
             assert t.send(b"sleepy", b"you there?")
