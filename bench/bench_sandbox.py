@@ -4,7 +4,8 @@ Run: ``python -m bench.bench_sandbox [--starts 15] [--rounds 5] [--games 3]``. E
 measures, for each level (``none`` and the strongest this machine allows, in alternating
 order, so that the machine's changing load falls on both alike):
 
-1. spawn to exit of ``/bin/true`` (``BotProcess.start`` to reaped): the wrappers' own cost;
+1. spawn to exit of ``/bin/true`` (``BotProcess.start`` to reaped), at the referee's own
+   priority (``nice=0``: a niced chain would measure the machine's load): the wrappers' cost;
 2. spawn to hello of the raw-pyzmq instant bot (``bench/instant_bot.py``) over the private
    ``ipc://`` endpoint: what a seat waits for;
 3. one match of ``--games`` games between two instant bots: decisions/s and the p50/p99 of
@@ -42,7 +43,7 @@ CLOCK = TimeControl(move=5.0, bank=60.0, startup=20.0, heartbeat=5.0)
 async def spawn_to_exit(level: str) -> float:
     """Milliseconds from ``BotProcess.start`` of ``/bin/true`` to its reaped exit."""
     start = time.perf_counter()
-    bot = await BotProcess.start(BotCommand(("/bin/true",), sandbox=level))
+    bot = await BotProcess.start(BotCommand(("/bin/true",), sandbox=level), nice=0)
     await bot.wait()
     elapsed = time.perf_counter() - start
     await bot.terminate(grace=0)
