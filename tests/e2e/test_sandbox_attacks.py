@@ -56,7 +56,9 @@ async def attack(
             spec.command, sandbox=sandbox, limits=limits or Limits(), pass_env=pass_env
         )
         specs.append(replace(spec, command=command))
-    config = MatchConfig(games=1, time=FAST, seed=5)
+    # Start-up is not what these tests are about: a margin no loaded machine eats (the greedy
+    # bot's imports alone took 1.4-3.3 s at load 10 on 2 cores, sandboxed or not).
+    config = MatchConfig(games=1, time=replace(FAST, startup=30.0), seed=5)
     result = await run_match(config, (specs[0], specs[1]), out_dir=out, kill_grace=0.5)
     stderr = (out / "match.seat1.stderr").read_text(errors="replace")
     lines = [line for line in stderr.splitlines() if line.startswith("ATTACK ")]
