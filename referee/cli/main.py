@@ -26,7 +26,8 @@ from referee.match.faults import FaultPolicy
 from referee.match.record import RecordError, replay_record
 from referee.match.result import MatchResult
 from referee.match.runner import BotSpec, run_match
-from referee.net.sandbox import SANDBOX_CHOICES, Limits
+from referee.net.limits import Limits
+from referee.net.sandbox import SANDBOX_CHOICES
 from referee.rules import RuleSet
 
 __all__ = ["main"]

@@ -39,14 +39,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import os
 import shlex
-import shutil
 import signal
 import subprocess
-import sys
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +52,8 @@ from types import MappingProxyType, TracebackType
 from typing import BinaryIO
 
 from referee.net import sandbox
-from referee.net.sandbox import Limits, SandboxLevel
+from referee.net.limits import Limits, limit_cause
+from referee.net.sandbox import SandboxLevel
 
 __all__ = ["BotCommand", "BotProcess", "BotStartError"]
 
@@ -250,7 +248,9 @@ class BotProcess:
             extra=cmd.env,
             gin=env,
         )
-        argv = _command_line(cmd, child_env, level, nice)
+        argv = sandbox.command_line(
+            cmd.argv, cwd=cmd.cwd, env=child_env, level=level, limits=cmd.limits, nice=nice
+        )
         log = None if stderr_path is None else _open_log(stderr_path)
         loop = asyncio.get_running_loop()
         rfd, wfd = os.pipe()
@@ -327,7 +327,7 @@ class BotProcess:
 
     def exit_hint(self) -> str:
         """Describe how the bot ended, e.g. "exited with code 3", "killed by signal SIGSEGV";
-        in a sandbox, the limit that most likely ended it (``sandbox.limit_cause``)."""
+        in a sandbox, the limit that most likely ended it (``limits.limit_cause``)."""
         rc = self.returncode
         if rc is None:
             return "still running"
@@ -342,7 +342,7 @@ class BotProcess:
         if self._terminated:
             hint += " (terminated by the referee)"
         elif self.sandbox is not SandboxLevel.NONE:
-            cause = sandbox.limit_cause(rc, self.stderr_tail(4096), self.limits)
+            cause = limit_cause(rc, self.stderr_tail(4096), self.limits)
             if cause is not None:
                 hint += f": {cause}"
         return hint
@@ -409,58 +409,6 @@ class BotProcess:
     ) -> None:
         """Terminate the bot."""
         await self.terminate()
-
-
-@functools.cache
-def _setpriv() -> str | None:
-    """util-linux ``setpriv`` if it exists here and knows ``--pdeathsig`` (checked once)."""
-    path = shutil.which("setpriv") if sys.platform.startswith("linux") else None
-    if path is None:
-        return None
-    try:
-        out = subprocess.run([path, "--help"], capture_output=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return path if b"--pdeathsig" in out.stdout else None
-
-
-def _with_parent_death_signal(cmd: BotCommand, env: Mapping[str, str]) -> tuple[str, ...]:
-    """``cmd.argv`` run through ``setpriv --pdeathsig KILL``, so the kernel kills the bot if
-    the referee dies, even by SIGKILL (nothing in the referee could do it then).
-
-    setpriv sets the signal and execs the bot in place (same pid, same process group). Used
-    only when the program and the working directory resolve; otherwise the argv is returned
-    unchanged, so a missing program still fails at spawn with its precise reason.
-    """
-    setpriv = _setpriv()
-    if setpriv is None or not _resolves(cmd, env):
-        return cmd.argv
-    return (setpriv, "--pdeathsig", "KILL", "--", *cmd.argv)
-
-
-def _resolves(cmd: BotCommand, env: Mapping[str, str]) -> bool:
-    """True if the working directory exists and the program is an executable file."""
-    program = cmd.argv[0]
-    if cmd.cwd is not None and not os.path.isdir(cmd.cwd):
-        return False
-    if "/" in program:
-        path = os.path.join(cmd.cwd or os.getcwd(), program)
-        return os.path.isfile(path) and os.access(path, os.X_OK)
-    return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
-
-
-def _command_line(
-    cmd: BotCommand, env: Mapping[str, str], level: SandboxLevel, nice: int
-) -> tuple[str, ...]:
-    """What to spawn for ``cmd`` at ``level``; the bare argv when the program or the working
-    directory does not resolve, so the spawn fails with its precise reason."""
-    if level is SandboxLevel.NONE or not _resolves(cmd, env):
-        return _with_parent_death_signal(cmd, env)
-    endpoint = env.get("GIN_REFEREE_ENDPOINT", "")
-    return sandbox.wrap(
-        cmd.argv, level=level, limits=cmd.limits, cwd=cmd.cwd, endpoint=endpoint,
-        nice=nice, env=env,
-    )  # fmt: skip
 
 
 def _open_log(path: Path) -> BinaryIO | None:

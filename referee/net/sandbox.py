@@ -1,7 +1,7 @@
-"""The sandbox each spawned bot runs in: levels, limits, the command line, exit causes.
+"""The sandbox each spawned bot runs in: levels, the environment, the command line.
 
 Pure command building plus a one-time probe of what this machine allows; ``process.py``
-spawns what :func:`wrap` returns. Three levels (docs/security.md says what each guarantees):
+spawns what :func:`command_line` returns. Three levels (docs/security.md says what each guarantees):
 
 * ``namespaces``: bubblewrap (``bwrap``) puts the bot and everything it forks in new user,
   PID, network, mount, IPC, UTS and cgroup namespaces: uid 65534 inside, no capabilities,
@@ -12,11 +12,13 @@ spawns what :func:`wrap` returns. Three levels (docs/security.md says what each 
   outer ``bwrap`` dies, the namespace's init gets SIGKILL and the kernel kills every process
   in it, ``setsid`` escapees included.
 * ``rlimits``: ``setpriv --no-new-privs`` (dropping every capability when the referee is
-  root) then ``prlimit``: the limits below, nothing else.
+  root) then ``prlimit``: the limits (:mod:`referee.net.limits`), nothing else.
 * ``none``: the bot runs as the referee's user, for bots that run in their own containers.
 
-Every level gets the same minimal environment (:func:`bot_env`). The limits (``prlimit``
-inside the sandbox) apply to each process of the bot; ``auto`` picks the strongest level the
+Every level gets the same minimal environment (:func:`bot_env`) and, where util-linux
+``setpriv`` exists, a parent-death signal: if the referee dies, even by SIGKILL, the kernel
+kills the bot (``bwrap --die-with-parent`` in ``namespaces``). The limits apply to each
+process of the bot; ``auto`` picks the strongest level the
 kernel allows and says why it could not go further.
 """
 
@@ -25,25 +27,27 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import re
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from enum import StrEnum
+
+from referee.net.limits import Limits
 
 __all__ = [
     "SANDBOX_CHOICES",
-    "Limits",
+    "SANDBOX_UID",
+    "Availability",
     "SandboxLevel",
     "bot_env",
+    "bwrap_status",
+    "command_line",
     "detect",
-    "limit_cause",
-    "parse_size",
     "resolve",
     "wrap",
-    "bwrap_status",
 ]
 
 logger = logging.getLogger(__name__)
@@ -52,7 +56,6 @@ SANDBOX_UID = 65534
 """The uid and gid a bot has inside the ``namespaces`` sandbox (``nobody``)."""
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL")
 """Variables a bot inherits from the referee's environment (plus ``HOME`` and ``GIN_*``)."""
-_MIB = 1 << 20
 
 
 class SandboxLevel(StrEnum):
@@ -70,82 +73,6 @@ class SandboxLevel(StrEnum):
 
 SANDBOX_CHOICES = ("auto", "none", "rlimits", "namespaces")
 """Values of ``--sandbox`` and of the ``sandbox`` config keys."""
-
-
-def parse_size(text: str | int, what: str) -> int:
-    """Bytes from ``1048576``, ``"512M"``, ``"2G"`` (K, M, G, T: powers of 1024)."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        value = text
-    else:
-        match = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)i?B?\s*", str(text), re.IGNORECASE)
-        if match is None:
-            raise ValueError(f"{what}: expected bytes such as 1048576, 512M or 2G, got {text!r}")
-        value = int(match[1]) << (10 * " KMGT".index(match[2].upper() or " "))
-    if value <= 0:
-        raise ValueError(f"{what}: must be positive, got {text!r}")
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Resource limits of every process of a bot (``rlimits`` and ``namespaces`` levels)."""
-
-    address_space: int = 2048 * _MIB
-    """RLIMIT_AS, bytes of virtual memory per process."""
-    cpu_seconds: int = 3600
-    """RLIMIT_CPU soft limit (SIGXCPU); the hard limit, one second later, is SIGKILL."""
-    processes: int = 256
-    """RLIMIT_NPROC (not enforced by the kernel for uid 0: see docs/security.md)."""
-    open_files: int = 256
-    """RLIMIT_NOFILE."""
-    file_size: int = 64 * _MIB
-    """RLIMIT_FSIZE, bytes per written file (SIGXFSZ)."""
-    tmp_size: int = 64 * _MIB
-    """Size of the private ``/tmp`` (``namespaces`` level)."""
-
-    _SIZES = ("address_space", "file_size", "tmp_size")
-
-    @classmethod
-    def from_mapping(cls, raw: Mapping[str, object], base: Limits | None = None) -> Limits:
-        """``base`` (default: the defaults) with the named fields replaced; sizes accept
-        ``512M``/``2G``. Raises ValueError naming an unknown key or a bad value."""
-        known = [f.name for f in fields(cls)]
-        changes: dict[str, int] = {}
-        for key, value in raw.items():
-            if key not in known:
-                raise ValueError(f"unknown limit {key!r} (known: {', '.join(known)})")
-            if key in cls._SIZES and isinstance(value, str | int):
-                changes[key] = parse_size(value, key)
-            elif isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                changes[key] = value
-            elif isinstance(value, str) and value.isdigit() and int(value) > 0:
-                changes[key] = int(value)
-            else:
-                raise ValueError(f"limit {key}: expected a positive integer, got {value!r}")
-        return replace(base or cls(), **changes)
-
-    @classmethod
-    def parse_items(cls, items: Sequence[str], base: Limits | None = None) -> Limits:
-        """From ``KEY=VALUE`` words (the CLI's ``--limit``)."""
-        raw: dict[str, object] = {}
-        for item in items:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise ValueError(f"--limit expects KEY=VALUE, got {item!r}")
-            raw[key.strip().replace("-", "_")] = value.strip()
-        return cls.from_mapping(raw, base)
-
-    def prlimit_args(self) -> list[str]:
-        """``prlimit`` options setting soft and hard limits (core dumps off)."""
-        cpu = self.cpu_seconds
-        return [
-            f"--as={self.address_space}",
-            f"--cpu={cpu}:{cpu + 1}",
-            f"--nproc={self.processes}",
-            f"--nofile={self.open_files}",
-            f"--fsize={self.file_size}",
-            "--core=0",
-        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,76 +239,53 @@ def wrap(
     return (*args, "--", *renice, *prlimit, *argv)
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-_STDERR_CAUSES: tuple[tuple[str, str], ...] = (
-    (r"MemoryError|out of memory|Cannot allocate memory|allocation failed|bad_alloc",
-     "address_space"),
-    (r"Too many open files|EMFILE", "open_files"),
-    (r"(?s)fork.*(Resource temporarily unavailable|EAGAIN)|can't start new thread|"
-     r"Cannot fork|fork: retry", "processes"),
-    (r"File too large|EFBIG", "file_size"),
-    (r"No space left on device|ENOSPC", "tmp_size"),
-)  # fmt: skip
-_SIGNAL_CAUSES = {
-    signal.SIGXCPU: "cpu_seconds",
-    signal.SIGXFSZ: "file_size",
-}
-
-
-def limit_cause(returncode: int, stderr_tail: str, limits: Limits) -> str | None:
-    """Which limit most likely ended a bot, with its value, or None (``returncode`` as
-    asyncio gives it: -N when killed by signal N). docs/design/faults.md has the table."""
-    if returncode < 0 and -returncode in signal.valid_signals():
-        sig = signal.Signals(-returncode)
-        if sig in _SIGNAL_CAUSES:
-            return f"hit the {_describe(_SIGNAL_CAUSES[sig], limits)}"
-        if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS):
-            guess = "cpu_seconds" if sig == signal.SIGKILL else "address_space"
-            return f"possibly the {_describe(_stderr_cause(stderr_tail) or guess, limits)}"
-        return None
-    found = _stderr_cause(stderr_tail)
-    return None if found is None else f"hit the {_describe(found, limits)}"
-
-
-def _stderr_cause(stderr_tail: str) -> str | None:
-    for pattern, key in _STDERR_CAUSES:
-        if re.search(pattern, stderr_tail):
-            return key
-    return None
-
-
-_LIMIT_NAMES = {
-    "address_space": "address-space (memory) limit",
-    "cpu_seconds": "CPU-time limit",
-    "processes": "process limit",
-    "open_files": "open-files limit",
-    "file_size": "file-size limit",
-    "tmp_size": "private /tmp size",
-}
-_RLIMITS = {"address_space": "RLIMIT_AS", "cpu_seconds": "RLIMIT_CPU",
-            "processes": "RLIMIT_NPROC", "open_files": "RLIMIT_NOFILE",
-            "file_size": "RLIMIT_FSIZE"}  # fmt: skip
-
-
-def _describe(key: str, limits: Limits) -> str:
-    value = getattr(limits, key)
-    shown = f"{value}"
-    if key in Limits._SIZES:
-        shown = f"{value // _MIB} MiB" if value % _MIB == 0 else f"{value} bytes"
-    if key == "cpu_seconds":
-        shown += " s"
-    rlimit = f", {_RLIMITS[key]}" if key in _RLIMITS else ""
-    return f"{_LIMIT_NAMES[key]} ({shown}{rlimit})"
-
-
 def bwrap_status(returncode: int) -> int:
     """bwrap reports a child killed by signal N as exit code 128+N: back to asyncio's -N."""
     if 128 < returncode < 128 + 65 and (returncode - 128) in signal.valid_signals():
         return 128 - returncode
     return returncode
+
+
+def command_line(
+    argv: Sequence[str],
+    *,
+    cwd: str | None,
+    env: Mapping[str, str],
+    level: SandboxLevel,
+    limits: Limits,
+    nice: int,
+) -> tuple[str, ...]:
+    """What to spawn for ``argv`` at ``level`` (``env`` is the bot's whole environment).
+    The bare argv when the program or the working directory does not resolve, so that the
+    spawn fails with its precise reason."""
+    if not _resolves(argv[0], cwd, env):
+        return tuple(argv)
+    if level is SandboxLevel.NONE:
+        setpriv = _setpriv()
+        return tuple(argv) if setpriv is None else (setpriv, "--pdeathsig", "KILL", "--", *argv)
+    endpoint = env.get("GIN_REFEREE_ENDPOINT", "")
+    return wrap(argv, level=level, limits=limits, cwd=cwd, endpoint=endpoint, nice=nice, env=env)
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux ``setpriv`` if it exists here and knows ``--pdeathsig`` (checked once).
+    It sets the signal and execs the bot in place (same pid, same process group)."""
+    path = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    if path is None:
+        return None
+    try:
+        out = subprocess.run([path, "--help"], capture_output=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return path if b"--pdeathsig" in out.stdout else None
+
+
+def _resolves(program: str, cwd: str | None, env: Mapping[str, str]) -> bool:
+    """True if the working directory exists and the program is an executable file."""
+    if cwd is not None and not os.path.isdir(cwd):
+        return False
+    if "/" in program:
+        path = os.path.join(cwd or os.getcwd(), program)
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    return shutil.which(program, path=env.get("PATH", os.defpath)) is not None

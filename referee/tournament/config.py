@@ -18,8 +18,9 @@ from typing import Any
 from referee.match.clock import TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS
 from referee.match.faults import FaultPolicy
+from referee.net.limits import Limits
 from referee.net.process import BotCommand
-from referee.net.sandbox import SANDBOX_CHOICES, Limits
+from referee.net.sandbox import SANDBOX_CHOICES
 from referee.rules import RuleSet
 
 __all__ = ["BotEntry", "ConfigError", "TournamentConfig", "load_config", "parse_config"]

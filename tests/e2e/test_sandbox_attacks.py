@@ -20,7 +20,8 @@ from referee.match.config import MatchConfig
 from referee.match.faults import FaultKind
 from referee.match.result import MatchResult
 from referee.match.runner import BotSpec, run_match
-from referee.net.sandbox import SANDBOX_UID, Limits, SandboxLevel, detect
+from referee.net.limits import Limits
+from referee.net.sandbox import SANDBOX_UID, SandboxLevel, detect
 
 from .helpers import BOTS, FAST, GREEDY, PY
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from referee.net import sandbox
+from referee.net.limits import Limits, limit_cause
 from referee.net.process import BotCommand, BotProcess
-from referee.net.sandbox import Availability, Limits, SandboxLevel, limit_cause
+from referee.net.sandbox import Availability, SandboxLevel
 
 pytestmark = pytest.mark.timeout(30)
 
