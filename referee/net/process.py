@@ -227,6 +227,7 @@ class BotProcess:
         tail_bytes: int = 4096,
         merge_stdout: bool = False,
         nice: int = 10,
+        hide: Sequence[str] = (),
     ) -> BotProcess:
         """Spawn ``cmd`` in a new process group and start capturing its stderr.
 
@@ -238,7 +239,8 @@ class BotProcess:
         cannot be opened a warning is logged and only the in-memory tail is kept.  With
         ``merge_stdout`` the bot's stdout goes into the same capture instead of /dev/null.
         The bot runs ``nice`` steps below the referee's own priority (capped at 19; 0 keeps
-        it equal). Raises ``BotStartError`` if the program cannot be started.
+        it equal). Under ``namespaces`` the directories in ``hide`` (the referee's output)
+        look empty to the bot. Raises ``BotStartError`` if the program cannot be started.
         """
         level = await asyncio.to_thread(sandbox.resolve, cmd.sandbox)
         child_env = sandbox.bot_env(
@@ -249,8 +251,9 @@ class BotProcess:
             gin=env,
         )
         argv = sandbox.command_line(
-            cmd.argv, cwd=cmd.cwd, env=child_env, level=level, limits=cmd.limits, nice=nice
-        )
+            cmd.argv, cwd=cmd.cwd, env=child_env, level=level, limits=cmd.limits, nice=nice,
+            hide=hide,
+        )  # fmt: skip
         log = None if stderr_path is None else _open_log(stderr_path)
         loop = asyncio.get_running_loop()
         rfd, wfd = os.pipe()

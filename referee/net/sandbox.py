@@ -205,6 +205,7 @@ def wrap(
     endpoint: str,
     nice: int,
     env: Mapping[str, str],
+    hide: Sequence[str] = (),
 ) -> tuple[str, ...]:
     """The command line that runs ``argv`` at ``level`` (``none``: ``argv`` unchanged; the
     caller adds its parent-death signal). ``endpoint`` is the bot's ``GIN_REFEREE_ENDPOINT``:
@@ -225,6 +226,9 @@ def wrap(
                    "(the ipc local transport cuts it off)")  # fmt: skip
     workdir = os.path.abspath(cwd or os.getcwd())
     args = [tools["bwrap"] or "bwrap", *_bwrap_args(limits, share_net=share_net)]
+    for path in hide:  # the referee's own files (records, logs, keys): an empty tmpfs
+        if os.path.isdir(path):
+            args += ["--tmpfs", os.path.abspath(path)]
     binds = _hidden_paths(argv, workdir)
     ipc_dir = os.path.dirname(endpoint.removeprefix("ipc://"))
     if not share_net and os.path.isdir(ipc_dir):
@@ -254,8 +258,10 @@ def command_line(
     level: SandboxLevel,
     limits: Limits,
     nice: int,
+    hide: Sequence[str] = (),
 ) -> tuple[str, ...]:
-    """What to spawn for ``argv`` at ``level`` (``env`` is the bot's whole environment).
+    """What to spawn for ``argv`` at ``level`` (``env`` is the bot's whole environment);
+    under ``namespaces`` the directories in ``hide`` look empty to the bot.
     The bare argv when the program or the working directory does not resolve, so that the
     spawn fails with its precise reason."""
     if not _resolves(argv[0], cwd, env):
@@ -264,7 +270,10 @@ def command_line(
         setpriv = _setpriv()
         return tuple(argv) if setpriv is None else (setpriv, "--pdeathsig", "KILL", "--", *argv)
     endpoint = env.get("GIN_REFEREE_ENDPOINT", "")
-    return wrap(argv, level=level, limits=limits, cwd=cwd, endpoint=endpoint, nice=nice, env=env)
+    return wrap(
+        argv, level=level, limits=limits, cwd=cwd, endpoint=endpoint, nice=nice, env=env,
+        hide=hide,
+    )  # fmt: skip
 
 
 @functools.cache

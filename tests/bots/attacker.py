@@ -13,6 +13,7 @@ first legal action at every decision through the SDK. Modes:
 * ``hog``: at its first decision allocates 4 GiB (and does not catch the error).
 * ``tcp PORT``: connects to ``127.0.0.1:PORT``.
 * ``write PATH...``: tries to create each file.
+* ``read PATH...``: tries to read each file.
 * ``fds``: opens ``/dev/null`` 20,000 times, then closes them.
 """
 
@@ -152,6 +153,18 @@ def write(paths: list[str]) -> None:
     report(writes=results)
 
 
+def read(paths: list[str]) -> None:
+    """Try to read each file; report what was read or the error."""
+    results = {}
+    for path in paths:
+        try:
+            with open(path) as f:
+                results[path] = f.read(100)
+        except OSError as exc:
+            results[path] = exc.strerror or str(exc)
+    report(reads=results)
+
+
 def fds() -> None:
     """Open files until refused."""
     opened = []
@@ -200,6 +213,8 @@ def main() -> int:
         tcp(int(args[0]))
     elif mode == "write":
         write(args)
+    elif mode == "read":
+        read(args)
     elif mode == "fds":
         fds()
     try:

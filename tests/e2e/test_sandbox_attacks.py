@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -206,6 +208,22 @@ async def test_bot_cannot_write_outside_its_private_dirs(tmp_path: Path) -> None
     assert not repo_file.exists()
     assert not host_tmp.exists()
     assert_victim_unharmed(result)
+
+
+async def test_bot_cannot_read_the_referees_output_directory() -> None:
+    require_namespaces()
+    # Outside /tmp (the sandbox hides the host's /tmp anyway), where a tournament keeps its
+    # deal key: root's files are readable to a sandbox made by root, so the directory is hidden.
+    out = Path(tempfile.mkdtemp(prefix="gin-test-out-", dir="/var/tmp"))
+    try:
+        key = out / "deal.key"
+        key.write_text("the tournament's secret")
+        key.chmod(0o600)
+        result, report = await attack(out, f"read {key}")
+        assert report["reads"] == {str(key): "No such file or directory"}
+        assert_victim_unharmed(result)
+    finally:
+        shutil.rmtree(out)
 
 
 async def test_open_files_are_capped(tmp_path: Path) -> None:
