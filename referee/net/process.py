@@ -362,9 +362,15 @@ class BotProcess:
         SIGTERM (+SIGCONT, so a stopped bot can act on it) to the group, wait up to ``grace``
         seconds for the bot to exit, then SIGKILL the group (also grandchildren that ignore
         SIGTERM or survived the bot).  Always reaps the child and closes the stderr capture.
-        Safe to call repeatedly, concurrently, and on an already dead bot.
+        Safe to call repeatedly, concurrently, and on an already dead bot.  In the
+        ``namespaces`` sandbox the group is ``bwrap``'s, which does not pass SIGTERM on (its
+        death SIGKILLs the namespace): there the bot gets ``grace`` seconds to exit by itself
+        (after ``match_end``) before the group is signalled.
         """
         async with self._lock:
+            if self._proc.returncode is None and self.sandbox is SandboxLevel.NAMESPACES:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._proc.wait(), grace)
             if self._proc.returncode is None:
                 self._terminated = True
                 self._signal_group(signal.SIGTERM)
