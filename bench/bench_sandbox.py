@@ -57,13 +57,13 @@ async def spawn_to_hello(level: str) -> float:
         link = hub.open_seat(0, CLOCK)
         env = {"GIN_REFEREE_ENDPOINT": transport.local_endpoint, "GIN_REFEREE_TOKEN": link.token}
         start = time.perf_counter()
-        link.process = await BotProcess.start(BotCommand(INSTANT, sandbox=level), env=env)
+        bot = await BotProcess.start(BotCommand(INSTANT, sandbox=level), env=env)
         try:
             await link.connected
             return (time.perf_counter() - start) * 1000
         finally:
             link.close()
-            await link.process.terminate(grace=0.5)
+            await bot.terminate(grace=0.5)
             hub.close_seat(link)
 
 
@@ -79,8 +79,8 @@ async def one_match(level: str, games: int, out: Path) -> dict[str, float]:
                     "GIN_REFEREE_ENDPOINT": transport.local_endpoint,
                     "GIN_REFEREE_TOKEN": link.token,
                 }
-                link.process = await BotProcess.start(BotCommand(INSTANT, sandbox=level), env=env)
-                procs.append(link.process)
+                bot = await BotProcess.start(BotCommand(INSTANT, sandbox=level), env=env)
+                procs.append(bot)
             await asyncio.gather(*(link.connected for link in links))
             config = MatchConfig(games=games, time=CLOCK, seed=1, match_id=level)
             recorder = MatchRecorder(out / f"{level}.jsonl")

@@ -1,7 +1,9 @@
 """Run one match end to end: bind the transport, start or await the bots, play, tear down.
 
-Local bots are started in their own process group with ``GIN_REFEREE_ENDPOINT``,
-``GIN_REFEREE_TOKEN`` and ``GIN_BOT_SEED`` in their environment; a ``remote:NAME`` seat gets a
+Local bots are started in their own process group and sandbox (``BotCommand.sandbox``, see
+docs/security.md) with ``GIN_REFEREE_ENDPOINT``, ``GIN_REFEREE_TOKEN`` and ``GIN_BOT_SEED`` in
+their environment; the weakest sandbox level used is the result's and the record's
+``sandbox``; a ``remote:NAME`` seat gets a
 token that the organiser hands to a bot connecting from elsewhere. The processes are the
 runner's: it watches them while the match is played (an exit is a fault on the seat) and ends
 them. Teardown always runs, in
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +28,18 @@ from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
 from referee.match.seat import SeatLink
 from referee.net.process import BotCommand, BotProcess, BotStartError
+from referee.net.sandbox import SandboxLevel
 from referee.net.transport import RouterTransport, TransportConfig
 
-__all__ = ["BotSpec", "play_watched", "release_seats", "run_match", "start_bot", "watch_bot"]
+__all__ = [
+    "BotSpec",
+    "play_watched",
+    "release_seats",
+    "run_match",
+    "sandbox_level",
+    "start_bot",
+    "watch_bot",
+]
 
 BOT_EXIT_GRACE = 1.0
 """Seconds a bot of a clean seat gets after ``match_end`` to say ``bye`` and exit by itself."""
@@ -60,18 +72,32 @@ class BotSpec:
 
 
 async def start_bot(
-    link: SeatLink, command: BotCommand, *, endpoint: str, stderr_path: Path | None
+    link: SeatLink,
+    command: BotCommand,
+    *,
+    endpoint: str,
+    stderr_path: Path | None,
+    hide: Path | None = None,
 ) -> BotProcess | None:
     """Start a seat's bot with the referee's environment (its seed is the seat's); a start
-    failure is recorded as a startup fault and None returned."""
+    failure is recorded as a startup fault and None returned. ``hide`` is the referee's output
+    directory: a sandboxed bot sees it empty."""
     env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": link.token}
     if link.seed is not None:
         env["GIN_BOT_SEED"] = link.seed
     try:
-        return await BotProcess.start(command, env=env, stderr_path=stderr_path)
+        return await BotProcess.start(
+            command, env=env, stderr_path=stderr_path, hide=() if hide is None else (str(hide),)
+        )
     except BotStartError as err:
         link.record_fault(FaultKind.STARTUP, str(err))
         return None
+
+
+def sandbox_level(processes: Sequence[BotProcess | None]) -> str:
+    """The weakest sandbox level among started bots (``none`` if none started)."""
+    levels = [p.sandbox for p in processes if p is not None]
+    return str(min(levels, key=lambda level: level.rank, default=SandboxLevel.NONE))
 
 
 async def watch_bot(link: SeatLink, process: BotProcess) -> None:
@@ -204,12 +230,20 @@ async def run_match(
                 stderr_path = out_dir / f"{config.match_id}.seat{link.seat}.stderr"
             processes.append(
                 await start_bot(
-                    link, spec.command, endpoint=transport.local_endpoint, stderr_path=stderr_path
+                    link,
+                    spec.command,
+                    endpoint=transport.local_endpoint,
+                    stderr_path=stderr_path,
+                    hide=out_dir,
                 )
             )
+        level = sandbox_level(processes)
+        if recorder is not None:
+            recorder.header_extra["sandbox"] = level
         result = await play_watched(
             config, (links[0], links[1]), processes, recorder=recorder, stop=stop
         )
+        result = dataclasses.replace(result, sandbox=level)
         return result
     finally:
         await release_seats(

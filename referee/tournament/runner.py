@@ -21,7 +21,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,9 @@ from referee.match.deals import Deal
 from referee.match.hub import Hub
 from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
-from referee.match.runner import play_watched, start_bot
+from referee.match.runner import play_watched, sandbox_level, start_bot
 from referee.match.seat import SeatLink
-from referee.net.process import BotCommand, BotProcess
+from referee.net.process import BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
@@ -92,6 +92,7 @@ def result_dict(spec: GameSpec, result: MatchResult) -> dict[str, Any]:
         "time_used": [round(s.time_used, 4) for s in result.seats],
         "faults": [f.to_dict() for s in result.seats for f in s.faults],
         "record": result.record_path,
+        "sandbox": result.sandbox,
     }
 
 
@@ -296,10 +297,12 @@ class TournamentRun:
                     stderr = f"{match_config.match_id}.{entry.name}.stderr"
                     processes[seat] = await start_bot(
                         link,
-                        BotCommand.parse(entry.command),
+                        entry.bot_command(),
                         endpoint=hub.local_endpoint,
                         stderr_path=self.out / "stderr" / stderr,
+                        hide=self.out,
                     )
+            recorder.header_extra["sandbox"] = sandbox_level(processes)
             result = await play_watched(
                 match_config,
                 (links[0], links[1]),
@@ -314,6 +317,7 @@ class TournamentRun:
             recorder.close()
         if result.interrupted:
             return None
+        result = replace(result, sandbox=sandbox_level(processes))
         # Stored names are the configured ones, whatever the bots called themselves.
         for summary, entry in zip(result.seats, entries, strict=True):
             summary.name = entry.name
