@@ -39,9 +39,7 @@ from referee.tournament.stats.sprt import (
     SprtResult,
     Verdict,
     llr_logistic,
-    llr_normal_approximation,
     llr_normalized,
-    sprt_games,
     sprt_pairs,
 )
 
@@ -71,12 +69,10 @@ __all__ = [
     "fishtest_prediction",
     "fit_ratings",
     "llr_logistic",
-    "llr_normal_approximation",
     "llr_normalized",
     "logistic",
     "pair_scores",
     "pentanomial_probabilities",
     "simulate_sprt",
-    "sprt_games",
     "sprt_pairs",
 ]

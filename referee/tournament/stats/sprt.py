@@ -22,12 +22,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from referee.tournament.stats.elo import (
-    GAME_VALUES,
     PAIR_VALUES,
     Pentanomial,
-    Trinomial,
     logistic,
-    moments,
 )
 
 REGULARIZATION = 1e-3
@@ -48,7 +45,7 @@ def sprt_bounds(
     """Wald's bounds (ln(beta / (1 - alpha)), ln((1 - beta) / alpha)); ValueError names a bad
     parameter (elo0 < elo1; alpha, beta in (0, 1) with alpha + beta < 1; min_units >= 0)."""
     if min_units < 0:
-        raise ValueError(f"min_pairs / min_games must be >= 0, got {min_units!r}")
+        raise ValueError(f"min_pairs must be >= 0, got {min_units!r}")
     if not elo0 < elo1:
         raise ValueError(f"elo0 must be < elo1, got elo0={elo0!r}, elo1={elo1!r}")
     if not 0.0 < alpha < 1.0:
@@ -164,17 +161,6 @@ def llr_normalized(counts: Sequence[int], values: Sequence[float], t0: float, t1
     return _llr_between(n, probs, q0, q1)
 
 
-def llr_normal_approximation(
-    counts: Sequence[int], values: Sequence[float], s0: float, s1: float
-) -> float:
-    """The normal approximation N (s1 - s0)(2m - s0 - s1) / (2v) (fishtest's ``LLR_alt2``),
-    regularised counts. For comparison only: it overshoots when v is small."""
-    if not any(counts):
-        return 0.0
-    n, mean, var = moments(counts, values, REGULARIZATION)
-    return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
-
-
 @dataclass(frozen=True)
 class SprtResult:
     """The state of a sequential probability ratio test (accept = H1, reject = H0)."""
@@ -243,18 +229,3 @@ def sprt_pairs(
     """
     n = p.pairs
     return _sprt(p.counts, PAIR_VALUES, n, 2 * n, elo0, elo1, alpha, beta, min_pairs, elo_model)
-
-
-def sprt_games(
-    t: Trinomial,
-    *,
-    elo0: float = 0.0,
-    elo1: float = 20.0,
-    alpha: float = 0.05,
-    beta: float = 0.05,
-    min_games: int = MIN_SPRT_UNITS,
-    elo_model: EloModel = "logistic",
-) -> SprtResult:
-    """As :func:`sprt_pairs` for unpaired games (trinomial); ``pairs`` is 0."""
-    n = t.games
-    return _sprt(t.counts, GAME_VALUES, 0, n, elo0, elo1, alpha, beta, min_games, elo_model)
