@@ -37,7 +37,7 @@ seed = 3
 [time]
 move = 0.3
 bank = 0.5
-startup = 5.0
+startup = 15.0
 [[bots]]
 name = "alice"
 remote = true
