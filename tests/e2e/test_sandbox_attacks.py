@@ -94,9 +94,11 @@ async def test_token_thief_finds_no_token_and_the_victim_plays_on(tmp_path: Path
 
 
 async def test_without_a_sandbox_the_thief_takes_the_victims_seat(tmp_path: Path) -> None:
+    # The control: without a sandbox the opponent's token is there to read. Whether the thief
+    # then says hello before its victim is a race (on a quiet machine the victim often wins and
+    # the thief gets token_in_use), so only the leak itself is asserted.
     result, report = await attack(tmp_path, "steal", sandbox="none")
     assert report["tokens_found"] == 1
-    assert result.seats[0].faults, "the control attack must hurt the victim"
     assert result.sandbox == "none"
 
 
