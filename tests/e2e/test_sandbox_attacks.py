@@ -93,7 +93,7 @@ async def test_token_thief_finds_no_token_and_the_victim_plays_on(tmp_path: Path
     assert result.seats[1].faults == []
 
 
-async def test_without_a_sandbox_the_thief_takes_the_victims_seat(tmp_path: Path) -> None:
+async def test_without_a_sandbox_the_thief_finds_the_token(tmp_path: Path) -> None:
     # The control: without a sandbox the opponent's token is there to read. Whether the thief
     # then says hello before its victim is a race (on a quiet machine the victim often wins and
     # the thief gets token_in_use), so only the leak itself is asserted.
