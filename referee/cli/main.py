@@ -19,13 +19,17 @@ from referee.cli.logs import configure
 from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
 from referee.cli.view import add_commands as add_view_commands
 from referee.cli.view import run_report, run_view
-from referee.match.clock import TimeControl
-from referee.match.config import MatchConfig
-from referee.match.deals import parse_key
-from referee.match.faults import FaultPolicy
-from referee.match.record import RecordError, replay_record
-from referee.match.result import MatchResult
-from referee.match.runner import BotSpec, run_match
+from referee.match import (
+    BotSpec,
+    FaultPolicy,
+    MatchConfig,
+    MatchResult,
+    RecordError,
+    TimeControl,
+    parse_key,
+    replay_record,
+    run_match,
+)
 from referee.net.limits import Limits
 from referee.net.sandbox import SANDBOX_CHOICES
 from referee.rules import RuleSet

@@ -10,8 +10,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from referee.match.clock import TimeControl
-from referee.match.faults import FaultPolicy
+from referee.match import FaultPolicy, TimeControl
 from referee.rules import RuleSet
 from referee.tournament.config import BotEntry, ConfigError, TournamentConfig, load_config
 from referee.tournament.dealkey import deal_status

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from referee.match.record import RecordError
+from referee.match import RecordError
 from referee.view.replay_html import write_viewer
 from referee.view.report_html import write_report
 from referee.view.run_dir import RunError

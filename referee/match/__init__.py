@@ -1,31 +1,58 @@
 """One match between two bots: the hub that routes frames to seats, each seat's clock and
-faults, the hand and game loops, and the record.
+faults, the hand and game loops, deals and the record.
 
-This ``__init__`` is the front door: :func:`run_match` plays a match end to end (transport,
-bot processes, teardown), :func:`play_match` plays one over seats already issued
-(:func:`play_watched` the same while watching the bots' processes), and the
-configuration (:class:`MatchConfig`, :class:`TimeControl`, :class:`FaultPolicy`) and result
-(:class:`MatchResult`, :class:`SeatSummary`) types. Modules inside import each other directly,
-never through this file.
+This ``__init__`` is the front door, and the only way in for the packages above
+(``referee.tournament``, ``referee.view``, ``referee.cli``; an import-linter contract keeps it
+so): :func:`run_match` plays a match end to end (transport, bot processes, teardown),
+:func:`play_watched`/:func:`play_match` play one over seats a caller opened on its own
+:class:`Hub`, with the configuration (:class:`MatchConfig`, :class:`TimeControl`,
+:class:`FaultPolicy`, :class:`Deal`), result (:class:`MatchResult`, :class:`SeatSummary`) and
+record (:class:`MatchRecorder`, :func:`replay_record`) types. Modules inside import each other
+directly, never through this file.
 """
 
 from __future__ import annotations
 
 from referee.match.clock import TimeControl
-from referee.match.config import MatchConfig
+from referee.match.config import DEFAULT_MAX_HANDS, MatchConfig
+from referee.match.deals import Deal, parse_key
 from referee.match.faults import FaultPolicy
+from referee.match.hub import Hub
 from referee.match.play import play_match
+from referee.match.record import MatchRecorder, RecordError, read_record_lines, replay_record
 from referee.match.result import MatchResult, SeatSummary
-from referee.match.runner import BotSpec, play_watched, run_match
+from referee.match.runner import (
+    BOT_EXIT_GRACE,
+    BotSpec,
+    play_watched,
+    release_seats,
+    run_match,
+    sandbox_level,
+    start_bot,
+)
+from referee.match.seat import SeatLink
 
 __all__ = [
+    "BOT_EXIT_GRACE",
     "BotSpec",
+    "DEFAULT_MAX_HANDS",
+    "Deal",
     "FaultPolicy",
+    "Hub",
     "MatchConfig",
+    "MatchRecorder",
     "MatchResult",
+    "RecordError",
+    "SeatLink",
     "SeatSummary",
     "TimeControl",
+    "parse_key",
     "play_match",
     "play_watched",
+    "read_record_lines",
+    "release_seats",
+    "replay_record",
     "run_match",
+    "sandbox_level",
+    "start_bot",
 ]

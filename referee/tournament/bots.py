@@ -25,10 +25,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from referee.match.hub import Hub
-from referee.match.result import MatchResult
-from referee.match.runner import BOT_EXIT_GRACE, release_seats
-from referee.match.seat import SeatLink
+from referee.match import BOT_EXIT_GRACE, Hub, MatchResult, SeatLink, release_seats
 from referee.net.process import BotProcess
 
 __all__ = ["KEPT_PER_BOT", "BotKeeper", "KeptBot"]

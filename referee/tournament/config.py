@@ -15,9 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from referee.match.clock import TimeControl
-from referee.match.config import DEFAULT_MAX_HANDS
-from referee.match.faults import FaultPolicy
+from referee.match import DEFAULT_MAX_HANDS, FaultPolicy, TimeControl
 from referee.net.limits import Limits
 from referee.net.process import BotCommand
 from referee.net.sandbox import SANDBOX_CHOICES

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.match.deals import Deal, parse_key
+from referee.match import Deal, parse_key
 from referee.tournament.store import Store, StoreError
 
 __all__ = ["KEY_FILE", "DealStatus", "deal_status", "open_deal"]

@@ -25,13 +25,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from referee.match.config import MatchConfig
-from referee.match.deals import Deal
-from referee.match.hub import Hub
-from referee.match.record import MatchRecorder
-from referee.match.result import MatchResult
-from referee.match.runner import play_watched, sandbox_level, start_bot
-from referee.match.seat import SeatLink
+from referee.match import (
+    Deal,
+    Hub,
+    MatchConfig,
+    MatchRecorder,
+    MatchResult,
+    SeatLink,
+    play_watched,
+    sandbox_level,
+    start_bot,
+)
 from referee.net.process import BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 from referee.tournament.bots import BotKeeper

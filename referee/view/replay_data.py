@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.match.record import RecordError, read_record_lines, replay_record
+from referee.match import RecordError, read_record_lines, replay_record
 from referee.rules import (
     Card,
     Discard,

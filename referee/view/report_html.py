@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from referee.match.record import RecordError
+from referee.match import RecordError
 from referee.tournament.report import estimate_text
 from referee.view.page import asset, page, write_page
 from referee.view.replay_html import write_viewer
