@@ -148,7 +148,8 @@ def unpack(data: bytes | bytearray | memoryview) -> Any:
     except _ExtRefused as exc:
         raise MalformedMessage(str(exc)) from None
     except Exception as exc:  # any other unpacker failure: the bytes are not acceptable
-        raise MalformedMessage(f"not valid msgpack: {exc}") from None
+        why = str(exc) or f"{type(exc).__name__} at first byte 0x{bytes(data[:1]).hex() or 'none'}"
+        raise MalformedMessage(f"not valid msgpack: {why}") from None
     if type(value) is dict or type(value) is tuple:
         _check_tree(value)
     return value

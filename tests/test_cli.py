@@ -61,6 +61,7 @@ def test_readable_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["match", GREEDY, GREEDY, "--games", "1", "--seed", "5"]) == 0
     out = capsys.readouterr().out
     assert "greedy-bot-A" in out and "greedy-bot-B" in out and "winner:" in out
+    assert out.startswith("match: 1 game(s), normal\n")  # the id once, not "match match:"
 
 
 def test_replay_rejects_a_tampered_record(

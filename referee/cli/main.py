@@ -129,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _summary(result: MatchResult) -> str:
-    lines = [f"match {result.match_id}: {result.games_played} game(s), {result.reason}"]
+    lines = [f"{result.match_id}: {result.games_played} game(s), {result.reason}"]
     width = max(len(s.name) for s in result.seats)
     lines.append(f"  {'bot':<{width}}  games  points  hands  faults  time(s)  decisions")
     for seat in result.seats:

@@ -197,7 +197,9 @@ class SeatLink:
             msg = decode_bot_message(payload)
         except ProtocolError as err:
             self._outbox.refuse(str(err.code), str(err))
-            self.record_fault(FaultKind.MALFORMED, str(err))
+            # The fault's kind already says "malformed": name a finer code (bad_card, ...) only.
+            detail = err.detail if err.code == FaultKind.MALFORMED else str(err)
+            self.record_fault(FaultKind.MALFORMED, detail)
             return
         match msg:
             case ActionMsg(request_id=rid, action=action):

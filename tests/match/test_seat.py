@@ -207,6 +207,28 @@ async def test_bad_frames_fail_the_outstanding_request(frame: object, kind: Faul
     assert [f.fault.kind for f in asker.faults] == [kind] and not asker.replies
 
 
+@pytest.mark.parametrize(
+    ("frame", "detail"),
+    [
+        (b"\xc1", "not valid msgpack: FormatError at first byte 0xc1"),
+        (b"\x92\x01", "not valid msgpack: Unpack failed: incomplete input"),
+    ],
+)
+async def test_a_malformed_frame_is_named_once(frame: bytes, detail: str) -> None:
+    fake = FakeTransport()
+    _, link, _ = await bound(fake)
+    fake.deliver(PEER, frame)
+    assert link.fault is not None and link.fault.kind is FaultKind.MALFORMED
+    assert link.fault.detail == detail  # not "malformed: malformed: ..." nor an empty reason
+
+
+async def test_a_finer_malformed_code_is_kept_in_the_detail() -> None:
+    fake = FakeTransport()
+    _, link, _ = await bound(fake)
+    fake.deliver_raw(PEER, {"type": "action", "request_id": "x"})
+    assert link.fault is not None and link.fault.detail.startswith("bad_type: ")
+
+
 async def test_flooding_is_a_protocol_fault() -> None:
     fake = FakeTransport()
     _, link, _ = await bound(fake)
