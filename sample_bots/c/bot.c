@@ -169,53 +169,46 @@ static int parse_request(const msgpack_object *msg, request_t *rq) {
 /* ------------------------------------------------------------------ connection */
 
 static void *sock;
+static msgpack_sbuffer out; /* one buffer for every message we send, cleared each time */
+static msgpack_packer pk;
 
-static void send_buffer(const msgpack_sbuffer *buf) {
-    if (zmq_send(sock, buf->data, buf->size, 0) < 0)
+/* Starts a message: a map of `fields` entries, the first being "type": type. */
+static void begin(uint32_t fields, const char *type) {
+    msgpack_sbuffer_clear(&out);
+    msgpack_pack_map(&pk, fields);
+    pack_str(&pk, "type"), pack_str(&pk, type);
+}
+
+/* Sends the message begun with begin(): one ZeroMQ frame. */
+static void send_message(void) {
+    if (zmq_send(sock, out.data, out.size, 0) < 0)
         fprintf(stderr, BOT_NAME ": send failed: %s\n", zmq_strerror(zmq_errno()));
 }
 
 static void send_hello(const char *token) {
-    msgpack_sbuffer buf;
-    msgpack_packer pk;
-    msgpack_sbuffer_init(&buf);
-    msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 4);
-    pack_str(&pk, "type"), pack_str(&pk, "hello");
+    begin(4, "hello");
     pack_str(&pk, "protocol_version"), msgpack_pack_int(&pk, 1);
     pack_str(&pk, "name"), pack_str(&pk, BOT_NAME);
     pack_str(&pk, "token"), pack_str(&pk, token);
-    send_buffer(&buf);
-    msgpack_sbuffer_destroy(&buf);
+    send_message();
 }
 
 static void send_action(uint64_t request_id, const action_t *a) {
-    msgpack_sbuffer buf;
-    msgpack_packer pk;
-    msgpack_sbuffer_init(&buf);
-    msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 3);
-    pack_str(&pk, "type"), pack_str(&pk, "action");
+    begin(3, "action");
     pack_str(&pk, "request_id"), msgpack_pack_uint64(&pk, request_id);
     pack_str(&pk, "action");
     /* A legal entry is a valid answer as it is: kind, and card where the entry has one. */
     msgpack_pack_map(&pk, a->card[0] ? 2 : 1);
     pack_str(&pk, "kind"), pack_str(&pk, KIND_NAMES[a->kind]);
     if (a->card[0]) pack_str(&pk, "card"), pack_str(&pk, a->card);
-    send_buffer(&buf);
-    msgpack_sbuffer_destroy(&buf);
+    send_message();
 }
 
+/* A message with just a type, or a type and one field copied from what we received. */
 static void send_simple(const char *type, const char *key, const msgpack_object *value) {
-    msgpack_sbuffer buf;
-    msgpack_packer pk;
-    msgpack_sbuffer_init(&buf);
-    msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, key ? 2 : 1);
-    pack_str(&pk, "type"), pack_str(&pk, type);
+    begin(key ? 2 : 1, type);
     if (key) pack_str(&pk, key), msgpack_pack_object(&pk, *value);
-    send_buffer(&buf);
-    msgpack_sbuffer_destroy(&buf);
+    send_message();
 }
 
 /* Handles one message; returns -1 to keep going, else the exit status. */
@@ -269,6 +262,8 @@ int main(void) {
         fprintf(stderr, BOT_NAME ": cannot connect to %s: %s\n", endpoint, zmq_strerror(zmq_errno()));
         return 1;
     }
+    msgpack_sbuffer_init(&out);
+    msgpack_packer_init(&pk, &out, msgpack_sbuffer_write);
     send_hello(token);
 
     static char frame[MAX_FRAME];
@@ -289,6 +284,7 @@ int main(void) {
             status = handle(&unpacked.data);
     }
     msgpack_unpacked_destroy(&unpacked);
+    msgpack_sbuffer_destroy(&out);
     zmq_close(sock);
     zmq_ctx_term(ctx);
     return status;
