@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from referee.cli.logs import configure
+from referee.cli.toolkit import add_check_command, add_feed_options, run_check, run_feed
 from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
 from referee.cli.view import add_commands as add_view_commands
 from referee.cli.view import run_report, run_view
@@ -124,6 +125,8 @@ def _parser() -> argparse.ArgumentParser:
         help="the deal key (hex) when the record does not reveal it: a tournament's, "
         "printed by `gin-referee results` once the tournament has ended",
     )
+    add_feed_options(r)
+    add_check_command(sub)
     add_view_commands(sub)
     return parser
 
@@ -264,7 +267,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     if args.command == "replay":
+        if args.feed is not None:
+            configure(level="warning", json_file=None, console=False)
+            return run_feed(args, args.record)
         return _replay(args)
+    if args.command == "check":
+        configure(level="warning", json_file=None, console=False)
+        return run_check(args)
     if args.command == "results":
         return run_results(args)
     if args.command == "view":

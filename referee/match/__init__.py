@@ -7,16 +7,20 @@ so): :func:`run_match` plays a match end to end (transport, bot processes, teard
 :func:`play_watched`/:func:`play_match` play one over seats a caller opened on its own
 :class:`Hub`, with the configuration (:class:`MatchConfig`, :class:`TimeControl`,
 :class:`FaultPolicy`, :class:`Deal`), result (:class:`MatchResult`, :class:`SeatSummary`) and
-record (:class:`MatchRecorder`, :func:`replay_record`) types. Modules inside import each other
+record (:class:`MatchRecorder`, :func:`replay_record`) types; and the bot author's tools:
+:func:`run_check` (the conformance battery) and :func:`feed_record` (a record's messages
+played back to a bot). Modules inside import each other
 directly, never through this file.
 """
 
 from __future__ import annotations
 
+from referee.match.check import CHECK_TIME, CheckOptions, CheckReport, run_check
 from referee.match.clock import TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS, MatchConfig
 from referee.match.deals import Deal, parse_key
 from referee.match.faults import FaultPolicy
+from referee.match.feed import FeedReport, feed_record
 from referee.match.hub import Hub
 from referee.match.play import play_match
 from referee.match.record import MatchRecorder, RecordError, read_record_lines, replay_record
@@ -34,10 +38,14 @@ from referee.match.seat import SeatLink
 
 __all__ = [
     "BOT_EXIT_GRACE",
+    "CHECK_TIME",
     "BotSpec",
+    "CheckOptions",
+    "CheckReport",
     "DEFAULT_MAX_HANDS",
     "Deal",
     "FaultPolicy",
+    "FeedReport",
     "Hub",
     "MatchConfig",
     "MatchRecorder",
@@ -46,12 +54,14 @@ __all__ = [
     "SeatLink",
     "SeatSummary",
     "TimeControl",
+    "feed_record",
     "parse_key",
     "play_match",
     "play_watched",
     "read_record_lines",
     "release_seats",
     "replay_record",
+    "run_check",
     "run_match",
     "sandbox_level",
     "start_bot",

@@ -87,6 +87,8 @@ class Hub:
         self._seated: set[str] = set()
         self._change = asyncio.Event()
         self.rejected = 0
+        self.rejections: list[str] = []
+        """Why each refused hello was refused (``code: message``), oldest first."""
         transport.set_handler(self._on_incoming)
 
     @property
@@ -108,18 +110,21 @@ class Hub:
         name: str | None = None,
         seed: str | None = None,
         reusable: bool = False,
+        link_type: type[SeatLink] = SeatLink,
     ) -> SeatLink:
         """A new seat waiting for a bot to say hello with its (fresh or given) token.
 
         ``name`` is the seat's name until the hello names the bot; ``seed`` is offered in
         ``match_start``. A ``reusable`` token (a registered remote bot's) is accepted again
         for a later seat once this seat is closed; it still binds to one connection at a time.
+        ``link_type`` is the seat's class (a :class:`SeatLink` subclass that watches the bot,
+        as ``gin-referee check`` does).
         """
         token = token or secrets.token_urlsafe(18)
         if token in self._by_token or (token in self._used and not reusable):
             raise ValueError("token already issued")
         self._used.discard(token)
-        link = SeatLink(
+        link = link_type(
             seat=seat,
             token=token,
             send_bytes=self.transport.send,
@@ -261,6 +266,8 @@ class Hub:
 
     def _reject(self, peer: bytes, code: str, message: str) -> None:
         self.rejected += 1
+        if len(self.rejections) < 100:
+            self.rejections.append(f"{code}: {message}")
         LOGGER.info("rejected peer %s: %s", peer.hex(), message)
         self._send(peer, Reject(code, message, SUPPORTED_VERSIONS))
 

@@ -66,8 +66,12 @@ async def play_match(
             deal_secret=config.deal.secret,
             seats=[link.name for link in links],
             time_control=config.time.to_wire(),
+            heartbeat_ms=round(config.time.heartbeat * 1000),
             policy=str(config.policy),
             games=config.games,
+            target_points=config.target_points,
+            max_hands_per_game=config.max_hands_per_game,
+            bot_seeds=[link.seed for link in links],
         )
     try:
         try:
