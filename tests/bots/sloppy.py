@@ -3,6 +3,7 @@
 Usage: ``python sloppy.py MODE``; it plays the first legal action, answers pings and says
 ``bye`` after ``match_end``, except for what MODE changes:
 
+- ``plain``: no mistake (a deterministic first-legal bot);
 - ``no_pong``: never answers a ping;
 - ``error_exit``: exits with status 1 when it receives an ``error``;
 - ``resend``: on an ``error`` naming a request, answers that request again;
