@@ -53,6 +53,8 @@ from protocol.schema import (
 
 __all__ = [
     "EXAMPLES",
+    "QUICK_REQUEST",
+    "QUICK_START",
     "REQUEST_WITH_EVENTS",
     "TYPICAL_REQUEST",
     "main",
@@ -106,7 +108,46 @@ REQUEST_WITH_EVENTS = Request(
 """The draw decision before :data:`TYPICAL_REQUEST`, for a bot granted ``inline_events``: it
 carries the opponent's two moves since (it took the ``Jc`` from the pile, discarded ``7d``)."""
 
+_QUICK_HAND = ("2c", "3c", "4c", "7d", "7h", "9s", "Td", "Jh", "Qs", "Kd")
+
+QUICK_REQUEST = Request(
+    request_id=1,
+    decision="first_upcard",
+    legal=(WireAction.take_discard(), WireAction.pass_upcard()),
+    view=WireView(
+        seat=0,
+        phase="first_upcard",
+        to_act=0,
+        dealer=1,
+        hand=_QUICK_HAND,
+        discard_pile=("5c",),
+        stock_size=31,
+        opponent_hand_size=10,
+        opponent_known=(),
+        knock_limit=10,
+        multiplier=1,
+        turn=0,
+        scores=(0, 0),
+        taken_card=None,
+    ),
+    time_left_ms=31000,
+    bank_ms=30000,
+)
+"""The quick start's request: the first decision of a hand, for the non-dealer."""
+
+QUICK_START: Mapping[str, Message] = {
+    "quick_hello": Hello(1, "my-bot", "3f9c2e71b0a84d55"),
+    "quick_request": QUICK_REQUEST,
+    "quick_action": ActionMsg(request_id=1, action=WireAction.take_discard()),
+    "quick_ping": Ping(nonce=7),
+    "quick_pong": Pong(nonce=7),
+    "quick_match_end": MatchEnd("win", (1, 0), (131, 0), "normal", None),
+    "quick_bye": Bye(),
+}
+"""The quick start's examples: what a minimal bot sends and the messages it must handle."""
+
 EXAMPLES: Mapping[str, Message] = {
+    **QUICK_START,
     "hello": Hello(
         1,
         "random-bot",

@@ -60,17 +60,29 @@ def node_bot() -> str:
 
 C_DIR = Path(__file__).resolve().parents[2] / "sample_bots" / "c"
 C_INSTALL = "apt-get install -y build-essential pkg-config libzmq3-dev libmsgpack-dev"
+CPP_DIR = C_DIR.parent / "cpp"
+CPP_INSTALL = "apt-get install -y g++ make pkg-config libzmq3-dev cppzmq-dev libmsgpack-cxx-dev"
 
 
-def c_bot() -> str:
-    """Command line of the C starter bot, built with its Makefile (a no-op when up to date);
+def _built(folder: Path, program: str, install: str) -> str:
+    """Command line of a starter bot built with its Makefile (a no-op when up to date);
     fails the test, naming the packages to install, if it cannot be built."""
     make = shutil.which("make")
     if make is None:
-        pytest.fail(f"`make` is not on PATH; run: {C_INSTALL}")
+        pytest.fail(f"`make` is not on PATH; run: {install}")
     built = subprocess.run(
-        [make, "-s", "-C", str(C_DIR)], check=False, capture_output=True, text=True
+        [make, "-s", "-C", str(folder)], check=False, capture_output=True, text=True
     )
     if built.returncode != 0:
-        pytest.fail(f"the C bot does not build ({built.stderr.strip()[-400:]}); run: {C_INSTALL}")
-    return shlex.quote(str(C_DIR / "gin-bot"))
+        pytest.fail(f"{program} does not build ({built.stderr.strip()[-400:]}); run: {install}")
+    return shlex.quote(str(folder / program))
+
+
+def c_bot() -> str:
+    """Command line of the C starter bot (built if needed)."""
+    return _built(C_DIR, "gin-bot", C_INSTALL)
+
+
+def cpp_bot() -> str:
+    """Command line of the C++ starter bot (built if needed)."""
+    return _built(CPP_DIR, "gin-bot-cpp", CPP_INSTALL)

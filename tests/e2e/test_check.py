@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from referee.cli import main
 from referee.match.check import CHECK_TIME, CheckOptions, CheckReport, run_check
 from referee.net.process import BotCommand
-from tests.e2e.helpers import BOTS, GREEDY, PY, RANDOM, bad, c_bot, node_bot
+from tests.e2e.helpers import BOTS, GREEDY, PY, RANDOM, bad, c_bot, cpp_bot, node_bot
 
 pytestmark = [pytest.mark.timeout(90)]
 
@@ -78,8 +80,9 @@ async def test_node_sample_bot_passes() -> None:
 
 
 @pytest.mark.asyncio
-async def test_c_starter_bot_passes() -> None:
-    report = await check(c_bot())
+@pytest.mark.parametrize("build", [c_bot, cpp_bot], ids=["c", "cpp"])
+async def test_starter_bots_pass(build: Callable[[], str]) -> None:
+    report = await check(build())
     assert report.ok, report.lines()
     assert_every_situation(report)
     assert status(report)["multi_match"] == "skip"  # it plays one match per process
@@ -180,3 +183,11 @@ def test_cli_json_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     assert code == 0, text
     assert "all checks passed" in text and "[PASS] heartbeat" in text
+
+
+def test_the_docs_table_lists_every_item() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+    section = doc.split("## Checking your bot")[1].split("\n## ")[0]
+    rows = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `")]
+    keys = {key for row in rows for key in re.findall(r"`(\w+)`", row)}
+    assert keys == EVERY_ITEM
