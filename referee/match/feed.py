@@ -182,10 +182,7 @@ class _Script:
         seat = int(found["seat"])
         fault = self.links[seat].record_fault(FaultKind(found["kind"]), str(found["detail"]))
         if seat != asked.seat:
-            on_fault = asked._on_fault
-            asked.cancel_ask()
-            if on_fault is not None:
-                on_fault(BotFault(fault))
+            asked.fail_ask(fault)
 
 
 def _wire(text: str) -> WireAction:

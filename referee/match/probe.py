@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from protocol.codec import decode, decode_bot_message
 from protocol.errors import ErrorCode, ProtocolError
@@ -47,8 +48,8 @@ class Decision:
 class ProbeLink(SeatLink):
     """A bot's seat that records what the bot does (see the module docstring)."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.decisions: list[Decision] = []
         """Every request sent, in order, with its reply."""
         self.id_problems: list[str] = []

@@ -276,6 +276,14 @@ class SeatLink:
         if after_send is not None:
             after_send()
 
+    def fail_ask(self, fault: Fault) -> None:
+        """Fail the outstanding request with ``fault`` (recorded on another seat): the asker's
+        ``on_fault`` runs, as for a fault of this seat."""
+        on_fault = self._on_fault
+        self.cancel_ask()
+        if on_fault is not None:
+            on_fault(BotFault(fault))
+
     def cancel_ask(self) -> None:
         """Forget the outstanding request (its reply becomes stale); no callback runs."""
         self._on_reply = self._on_fault = None
