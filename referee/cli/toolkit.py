@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,12 @@ def _bot_options(p: argparse.ArgumentParser) -> None:
         default="auto",
         help="confinement of the bot (as for match; docs/security.md)",
     )
-    p.add_argument("--limit", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--pass-env", action="append", default=[], metavar="NAME")
+    p.add_argument(
+        "--limit", action="append", default=[], metavar="KEY=VALUE", help="a resource limit"
+    )
+    p.add_argument(
+        "--pass-env", action="append", default=[], metavar="NAME", help="a variable to pass on"
+    )
 
 
 def add_check_command(sub: Any) -> None:
@@ -49,14 +54,21 @@ def add_check_command(sub: Any) -> None:
     c.add_argument("bot", help='the bot\'s command line, e.g. "./my_bot" or "python3 bot.py"')
     c.add_argument("--json", action="store_true", help="print the checklist as JSON")
     c.add_argument("--move-time", type=float, default=CHECK_TIME.move, help="seconds per decision")
-    c.add_argument("--startup-time", type=float, default=CHECK_TIME.startup)
+    c.add_argument(
+        "--startup-time", type=float, default=CHECK_TIME.startup, help="connect + hello limit"
+    )
     c.add_argument(
         "--exit-time",
         type=float,
         default=1.0,
         help="seconds the bot has to exit after match_end (the referee allows 1 s)",
     )
-    c.add_argument("--local-transport", choices=("ipc", "tcp"), default="ipc")
+    c.add_argument(
+        "--local-transport",
+        choices=("ipc", "tcp"),
+        default="ipc",
+        help="how the bot connects: a private ipc:// socket (default) or tcp://127.0.0.1",
+    )
     _bot_options(c)
 
 
@@ -89,12 +101,21 @@ def _spec(args: argparse.Namespace, text: str) -> BotSpec:
     return replace(spec, command=command)
 
 
+def _usage(err: ValueError) -> int:
+    print(f"gin-referee: error: {err}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def run_check(args: argparse.Namespace) -> int:
     """``gin-referee check``."""
-    spec = _spec(args, args.bot)
+    try:
+        spec = _spec(args, args.bot)
+        time = replace(CHECK_TIME, move=args.move_time, startup=args.startup_time)
+    except ValueError as err:
+        return _usage(err)
     assert spec.command is not None
     options = CheckOptions(
-        time=replace(CHECK_TIME, move=args.move_time, startup=args.startup_time),
+        time=time,
         exit_grace=args.exit_time,
         local_ipc=args.local_transport == "ipc",
     )
@@ -109,19 +130,20 @@ def run_check(args: argparse.Namespace) -> int:
 def run_feed(args: argparse.Namespace, record: Path) -> int:
     """``gin-referee replay RECORD --feed CMD --seat N``."""
     if args.seat is None:
-        print("gin-referee: error: --feed needs --seat 0 or --seat 1", flush=True)
-        return EXIT_USAGE
+        return _usage(ValueError("--feed needs --seat 0 or --seat 1"))
     if args.hand is not None and args.game is None:
-        print("gin-referee: error: --hand needs --game", flush=True)
-        return EXIT_USAGE
-    spec = _spec(args, args.feed)
+        return _usage(ValueError("--hand needs --game"))
+    try:
+        spec = _spec(args, args.feed)
+    except ValueError as err:
+        return _usage(err)
     assert spec.command is not None
     try:
         report = asyncio.run(
             feed_record(record, args.seat, spec.command, game=args.game, hand=args.hand)
         )
     except RecordError as err:
-        print(f"record cannot be fed: {err}", flush=True)
+        print(f"record cannot be fed: {err}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))

@@ -183,6 +183,8 @@ def test_cli_json_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     assert code == 0, text
     assert "all checks passed" in text and "[PASS] heartbeat" in text
+    assert main(["check", "./bot", "--limit", "nonsense"]) == 2
+    assert "gin-referee: error:" in capsys.readouterr().err
 
 
 def test_the_docs_table_lists_every_item() -> None:

@@ -110,9 +110,11 @@ def test_cli(record: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     assert code == 0 and "no divergence" in text, text
     assert main(["replay", str(record), "--feed", GREEDY]) == 2
-    assert "--feed needs --seat" in capsys.readouterr().out
+    assert "--feed needs --seat" in capsys.readouterr().err
     assert main(["replay", str(record), "--seat", "0", "--feed", GREEDY, "--game", "9"]) == 2
-    assert "the record has no game 9" in capsys.readouterr().out
+    assert "the record has no game 9" in capsys.readouterr().err
+    assert main(["replay", str(record), "--seat", "0", "--feed", "remote:x"]) == 2
+    assert "not remote:NAME" in capsys.readouterr().err
 
 
 def test_a_record_that_does_not_verify_is_refused(record: Path, tmp_path: Path) -> None:
