@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from protocol.errors import ErrorCode
 from protocol.schema import Bye, MatchEnd, MatchStart, Message, Ping, Request, WireAction
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
@@ -180,7 +181,11 @@ class _Script:
             asked.record_fault(FaultKind.PROTOCOL, "the record has no more moves in this hand")
             return
         seat = int(found["seat"])
-        fault = self.links[seat].record_fault(FaultKind(found["kind"]), str(found["detail"]))
+        kind, detail = FaultKind(found["kind"]), str(found["detail"])
+        rid = found.get("request_id")
+        if kind is FaultKind.ILLEGAL and seat == asked.seat and isinstance(rid, int):
+            asked.reply_error(ErrorCode.ILLEGAL_ACTION, detail, rid)  # as the match did
+        fault = self.links[seat].record_fault(kind, detail)
         if seat != asked.seat:
             asked.fail_ask(fault)
 
@@ -200,7 +205,6 @@ class FeedLink(ProbeLink):
         self.fed: list[FedDecision] = []
         self.muted = False
         self._step: tuple[str, float] | None = None
-        self._request: Request | None = None
 
     def enter(self, game: int, hand: int) -> None:
         """Move on; hands outside the focus are played without a word to the bot."""
@@ -223,14 +227,23 @@ class FeedLink(ProbeLink):
         after_send: Callable[[], None] | None = None,
     ) -> None:
         """Send the request; a muted hand's request is answered from the record at once."""
-        self._step = self.script.next(self.seat, self.game, self.hand)
+        step = self._step = self.script.next(self.seat, self.game, self.hand)
         super().ask(request_id, request, on_reply, on_fault, after_send)
-        self._request = self.decisions[-1].request
-        if self._step is not None and self._watchdog is not None:
-            self._watchdog.cancel()  # no deadline: the bot may sit in a debugger
-            self._watchdog = None
         if self.muted:
             asyncio.get_running_loop().call_soon(self._play_recorded, request_id)
+            return
+        if step is not None and self._watchdog is not None:
+            self._watchdog.cancel()  # no deadline: the bot may sit in a debugger
+            self._watchdog = None
+        if step is None:  # the recorded fault: its deadline is kept, a timeout may recur
+            found = self.script.fault_at(self.game, self.hand)
+            recorded = "fault " + ("?" if found is None else f"{found['kind']}: {found['detail']}")
+        else:
+            recorded = step[0]
+        decision = self.decisions[-1].request.decision
+        self.fed.append(
+            FedDecision(self.game, self.hand, request_id, decision, recorded[:120], None)
+        )
 
     def _play_recorded(self, request_id: int) -> None:
         if self._pending_id != request_id or self.finished:
@@ -252,21 +265,12 @@ class FeedLink(ProbeLink):
             super()._on_action(rid, action, arrived)
             return
         self._answered.add(rid)
-        request = self._request
-        assert request is not None
-        step = self._step
-        if step is None:
-            found = self.script.fault_at(self.game, self.hand)
-            recorded = "fault " + ("?" if found is None else f"{found['kind']}: {found['detail']}")
-        else:
-            recorded = step[0]
         try:
             new = str(to_action(action))
         except RulesError:
             new = repr(action)
-        self.fed.append(
-            FedDecision(self.game, self.hand, rid, request.decision, recorded[:120], new)
-        )
+        self.fed[-1] = replace(self.fed[-1], new=new)
+        step = self._step
         if step is None:
             self.script.exhausted(self)
         else:

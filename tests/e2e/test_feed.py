@@ -135,3 +135,20 @@ async def test_a_record_with_faults_is_fed_through_them(tmp_path: Path, mode: st
     report = await feed_record(record, 0, BotCommand.parse(GREEDY), kill_grace=0.5)
     assert report.complete and report.divergence is None, report.lines()
     assert [(d.game, d.hand, d.new) for d in report.decisions] == seat_moves(record, 0)
+
+
+@pytest.mark.asyncio
+async def test_the_faulting_seat_is_shown_its_fault(tmp_path: Path) -> None:
+    """Fed to the bot that made it, an illegal move shows beside the recorded fault (marked
+    ``!!``, not a divergence); the bot gets the same error and plays on as it did."""
+    result = await play(GREEDY, bad("illegal", 4), tmp_path, games=2, seed=5)
+    assert [f.kind for f in result.seats[1].faults] == ["illegal"]
+    record = tmp_path / "match.jsonl"
+    report = await feed_record(record, 1, BotCommand.parse(bad("illegal", 4)), kill_grace=0.5)
+    assert report.complete and report.divergence is None, report.lines()
+    faults = [d for d in report.decisions if d.fault]
+    assert len(faults) == 1 and faults[0].recorded.startswith("fault illegal: ")
+    assert faults[0].new is not None and faults[0].new.startswith("discard ")
+    assert sum(line.startswith("!!") for line in report.lines()) == 1
+    moves = seat_moves(record, 1)
+    assert [(d.game, d.hand, d.new) for d in report.decisions if not d.fault] == moves
