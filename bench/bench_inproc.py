@@ -60,6 +60,15 @@ class AnsweringTransport:
     def drain_now(self) -> None:
         """Nothing is ever waiting."""
 
+    def set_lost_handler(self, handler: Any) -> None:
+        """No connection is ever lost."""
+
+    def admit(self, peer: bytes) -> None:
+        """Every peer is admitted."""
+
+    def disconnect(self, peer: bytes, reason: str = "") -> None:
+        """Nothing to close."""
+
     def send(self, peer: bytes, payload: bytes) -> bool:
         """Answer a request as the instant bot would (timed, to be subtracted)."""
         start = time.perf_counter()

@@ -65,6 +65,18 @@ class Transport(Protocol):
         """Deliver what has already arrived."""
         ...
 
+    def set_lost_handler(self, handler: Callable[[bytes, str], None] | None) -> None:
+        """Call ``handler(peer, reason)`` when a peer's connection ends."""
+        ...
+
+    def admit(self, peer: bytes) -> None:
+        """The hub accepted ``peer`` (a valid hello): the transport stops timing it out."""
+        ...
+
+    def disconnect(self, peer: bytes, reason: str = ...) -> None:
+        """Close ``peer``'s connection once what is queued for it is written."""
+        ...
+
 
 class Hub:
     """Routes one transport's traffic; issue a seat with :meth:`open_seat`."""
@@ -90,6 +102,7 @@ class Hub:
         self.rejections: list[str] = []
         """Why each refused hello was refused (``code: message``), oldest first."""
         transport.set_handler(self._on_incoming)
+        transport.set_lost_handler(self._on_lost)
 
     @property
     def endpoint(self) -> str:
@@ -165,6 +178,7 @@ class Hub:
 
     def _park(self, peer: bytes, hello: Hello, *, welcome: bool = True) -> None:
         """Put a connection in the lobby under its hello's token (welcomed if it is new)."""
+        self.transport.admit(peer)
         self._parked[peer] = hello.token
         self._lobby.setdefault(hello.token, []).append((peer, hello))
         if welcome:
@@ -247,7 +261,8 @@ class Hub:
         arrived = self.timer.time()
         link = self._by_peer.get(inc.peer)
         if link is not None:
-            link.on_payload(inc.payload, inc.malformed, arrived)
+            malformed = (inc.reason or "multipart") if inc.malformed else ""
+            link.on_payload(inc.payload, malformed, arrived)
             return
         if inc.peer in self._parked:
             self._on_parked(inc)
@@ -264,12 +279,22 @@ class Hub:
         if not isinstance(msg, Pong):
             self._unpark(inc.peer)
 
+    def _on_lost(self, peer: bytes, reason: str) -> None:
+        """A connection ended: a seated bot's is a stall fault, a lobby bot leaves the lobby."""
+        link = self._by_peer.get(peer)
+        if link is not None:
+            link.on_connection_lost(reason)
+        elif peer in self._parked:
+            self._unpark(peer)
+
     def _reject(self, peer: bytes, code: str, message: str) -> None:
+        """Refuse a stranger's hello and close its connection (a reject is final)."""
         self.rejected += 1
         if len(self.rejections) < 100:
             self.rejections.append(f"{code}: {message}")
         LOGGER.info("rejected peer %s: %s", peer.hex(), message)
         self._send(peer, Reject(code, message, SUPPORTED_VERSIONS))
+        self.transport.disconnect(peer, f"rejected: {message}")
 
     def _on_stranger(self, inc: Incoming, arrived: float) -> None:
         if inc.malformed:
@@ -314,6 +339,7 @@ class Hub:
             self._used.add(link.token)
         link.bind(peer, hello, multi_match=hello.multi_match and self.multi_match, arrived=arrived)
         self._by_peer[peer] = link
+        self.transport.admit(peer)
         if welcome:
             heartbeat_ms = round(link.control.heartbeat * 1000)
             granted = Welcome(

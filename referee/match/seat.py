@@ -36,6 +36,8 @@ from referee.match.outbox import Outbox, error_bytes
 __all__ = ["SeatLink"]
 
 LOGGER = logging.getLogger(__name__)
+LOST_GRACE = 0.25
+"""Seconds between a lost connection and its stall fault (a crash seen meanwhile wins)."""
 
 
 class SeatLink:
@@ -172,6 +174,20 @@ class SeatLink:
         if not self.finished:
             self.record_fault(FaultKind.STALL, "connection lost (message could not be delivered)")
 
+    def on_connection_lost(self, reason: str) -> None:
+        """The bot's connection ended (closed, reset, silent past the heartbeat timeout).
+
+        A stall fault follows after :data:`LOST_GRACE` unless another fault came first: a local
+        bot's connection closes as its process dies, and that is a crash.
+        """
+        if not self.finished:
+            detail = f"connection lost ({reason})"
+            self._timer.call_at(self._timer.time() + LOST_GRACE, lambda: self._lost_for(detail))
+
+    def _lost_for(self, detail: str) -> None:
+        if not self.finished and self._fault is None:
+            self.record_fault(FaultKind.STALL, detail)
+
     def release_events(self) -> None:
         """Send the held events now, unless the bot takes them inside its requests."""
         if not self.inline_events and self.peer is not None and not self._outbox.flush():
@@ -183,10 +199,18 @@ class SeatLink:
 
     # ------------------------------------------------------------------ receiving
 
-    def on_payload(self, payload: bytes, malformed_frames: bool, arrived: float) -> None:
-        """Handle one frame from the bound peer (called synchronously by the hub)."""
+    def on_payload(self, payload: bytes, malformed: str, arrived: float) -> None:
+        """Handle one frame from the bound peer (called synchronously by the hub).
+
+        ``malformed`` names what the transport refused instead of a frame (``"multipart"``,
+        ``"too_large"``), or is empty.
+        """
         self.last_heard = arrived
-        if malformed_frames:
+        if malformed == "too_large":
+            self._outbox.refuse(ErrorCode.TOO_LARGE, "message over the size limit")
+            self.record_fault(FaultKind.MALFORMED, "too_large: message over the size limit")
+            return
+        if malformed:
             self.record_fault(FaultKind.MALFORMED, "a message must be exactly one frame")
             return
         fast = decode_action(payload)

@@ -1,29 +1,30 @@
-"""Asyncio transport over ONE ZeroMQ ROUTER socket (with transport_socket, the only zmq users).
+"""The referee's bot-facing endpoint: a ZMTP server on the asyncio loop, behaving as a ROUTER.
 
-Design: ``zmq.asyncio`` is avoided (it tops out near 5k msgs/s here); a plain ``zmq.Socket`` is
-driven by ``loop.add_reader(sock.FD)``.  That FD is *edge*-triggered, so on readiness the socket
-is drained with ``recv(NOBLOCK)`` until ``zmq.Again``; a send also processes libzmq commands and
-may consume an edge, so a send outside a drain schedules one with ``loop.call_soon``.  A drain
-handles at most ``_BATCH`` messages, then reschedules itself (a flooder cannot starve the loop).
+Design: bots connect with ordinary ZeroMQ sockets (a DEALER) to ``tcp://`` or ``ipc://``; the
+referee does not use libzmq for this side but speaks ZMTP 3 itself (:mod:`referee.net.zmtp`,
+with CURVE from :mod:`referee.net.curve`) over asyncio streams, one
+:class:`~referee.net.peer.PeerProtocol` per connection.  Every byte a peer sends is parsed by
+our code, which is what makes the limits below hold against a hostile peer; libzmq's ROUTER
+held unfinished multipart messages without bound, asserted on a routing id chosen by a peer,
+and aborted on descriptor exhaustion (docs/security.md, "Network boundary").
 
-Wire unit: ONE frame per message.  Anything else from a peer (several frames, or a REQ-style
-empty delimiter + payload) becomes ``Incoming(peer, b"", malformed=True)`` for the match layer
-to fault.  Every message is delivered to the handler (``set_handler``), called synchronously by
-the reader; nothing is queued (a message arriving while no handler is set is counted in
-``stats.unhandled`` and dropped).
+Each connection that completes its handshake gets an id (5 bytes, like a ROUTER's routing ids;
+a peer's own ``ZMQ_ROUTING_ID`` is ignored) and from then on every message it sends is
+delivered, synchronously, to the handler as :class:`Incoming`.  ``send(peer, payload)`` writes
+one message; it returns False (never raises for peer problems) when the peer is gone or its
+send buffer is full.  The match layer learns that a connection ended from the lost handler
+(``set_lost_handler``), with the reason: closed by the peer, heartbeat silence, a protocol
+error, or closed by the referee.  ``admit(peer)`` marks a connection the match layer accepted
+(a valid hello); one not admitted within ``admit_timeout_ms`` is closed.
 
-Socket options, the side ``ipc://`` endpoint for local bots and the monitor's frames are set up
-in :mod:`referee.net.router_socket`.
+Limits (all in :class:`TransportConfig`): connections in all and per address; the handshake
+and admission deadlines; one live connection per CURVE client key (a second is refused during
+its handshake: the first keeps its seat); message size (a multipart message is dropped frame
+by frame and reported once); frames parsed per second per connection; bytes queued per peer.
 
-Peer loss, honestly: a ROUTER does not say which routing id a lost connection had, and monitor
-events (ACCEPTED / DISCONNECTED / HANDSHAKE_FAILED_*) carry only an fd and the endpoint.  They are
-exposed as ``MonitorEvent`` via ``set_monitor_handler`` (best effort: logging and statistics).
-The reliable per-peer signals are (a) ``send`` returning False (ROUTER_MANDATORY: EHOSTUNREACH
-once libzmq has torn the peer's pipe down, e.g. after a heartbeat timeout or an oversized
-message) and (b) the match layer's own deadlines for each request.
-
-Known gap: MAXMSGSIZE limits each frame, not the frame count; a peer may send a huge multi-frame
-message (delivered as malformed) before the match layer faults it.
+Known limits: a peer that reads nothing makes ``send`` fail once ``send_buffer_bytes`` are
+queued (the match layer's deadlines then fault it); ZMTP 3.0 peers (libzmq 4.0/4.1) get no
+PING, so their silence is noticed by the match layer's own heartbeat instead.
 
 Threading: use a ``RouterTransport`` only from the thread running its event loop.
 """
@@ -31,26 +32,30 @@ Threading: use a ``RouterTransport`` only from the thread running its event loop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import resource
+import secrets
+import shutil
+import tempfile
 from collections.abc import Callable
-from functools import partial
-from typing import cast
 
-import zmq
-
-from referee.net.router_socket import monitor_event, open_router, remove_ipc_dir
+from referee.net.curve import CurveMechanism
+from referee.net.peer import PeerProtocol
 from referee.net.types import (
+    CurveServerKeys,
     Incoming,
-    MonitorEvent,
     TransportClosed,
     TransportConfig,
     TransportError,
     TransportStats,
 )
+from referee.net.zmtp import NULL, Mechanism
 
 __all__ = [
+    "CurveServerKeys",
     "Incoming",
-    "MonitorEvent",
     "RouterTransport",
     "TransportClosed",
     "TransportConfig",
@@ -60,79 +65,114 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_BATCH = 512  # max messages handled per reader callback before yielding to the loop
-_raw_send = zmq.backend.Socket.send
-_raw_recv = zmq.backend.Socket.recv
-_raw_get = zmq.backend.Socket.get
-_NOBLOCK = int(zmq.NOBLOCK)
-_SNDMORE_NOBLOCK = int(zmq.SNDMORE | zmq.NOBLOCK)
-_RCVMORE = int(zmq.RCVMORE)
-_EVENTS = int(zmq.EVENTS)
-_POLLIN = int(zmq.POLLIN)
+LostHandler = Callable[[bytes, str], None]
 
 
 class RouterTransport:
-    """Asyncio wrapper around one bound ROUTER socket; see the module docstring.
+    """Listens on the configured endpoint (and a private ipc one); see the module docstring.
 
     Usage::
 
-        async with RouterTransport(TransportConfig()) as t:   # binds
+        async with RouterTransport(TransportConfig()) as t:   # listens
             t.set_handler(on_message)
             t.send(peer, payload)
     """
 
-    def __init__(
-        self,
-        config: TransportConfig,
-        *,
-        context: zmq.Context[zmq.Socket[bytes]] | None = None,
-    ) -> None:
-        self._config = config
-        self._own_context = context is None
-        self._context: zmq.Context[zmq.Socket[bytes]] = (
-            zmq.Context() if context is None else context
-        )
+    def __init__(self, config: TransportConfig) -> None:
+        self.config = config
+        self.stats = TransportStats()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._sock: zmq.Socket[bytes] | None = None
-        self._monitor: zmq.Socket[bytes] | None = None
-        self._fd = -1
-        self._monitor_fd = -1
+        self._servers: list[asyncio.Server] = []
         self._endpoint = self._local_endpoint = ""
         self._ipc_dir: str | None = None
         self._started = False
         self._closed = False
-        self._drain_pending = False
-        self._in_drain = False
         self._handler: Callable[[Incoming], None] | None = None
-        self._monitor_handler: Callable[[MonitorEvent], None] | None = None
-        self.stats = TransportStats()
+        self._lost_handler: LostHandler | None = None
+        self._conns: set[PeerProtocol] = set()
+        self._peers: dict[bytes, PeerProtocol] = {}
+        self._per_address: dict[str, int] = {}
+        self._live_keys: dict[bytes, bytes] = {}
+        self._next_id = secrets.randbits(32)
+        self._heartbeat: asyncio.TimerHandle | None = None
+        self._max_connections = config.max_connections
+
+    # -- life cycle ----------------------------------------------------------------------
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The loop the transport runs on (set by ``start``)."""
+        if self._loop is None:
+            raise TransportClosed("not started")
+        return self._loop
 
     async def start(self) -> str:
-        """Create, configure and bind the socket; return the actual endpoint (real port)."""
+        """Listen on the endpoint(s); return the actual endpoint (with the real port)."""
         if self._closed:
             raise TransportClosed("transport is closed")
         if self._started:
             raise RuntimeError("transport already started")
         self._loop = asyncio.get_running_loop()
+        self._max_connections = min(self.config.max_connections, _descriptor_budget())
+        cfg = self.config
         try:
-            bound = open_router(self._context, self._config)
+            self._endpoint = await self._listen(cfg.endpoint, secure=cfg.curve is not None)
         except TransportError:
-            self._term_context()
-            self._closed = True
+            await self.close()
             raise
-        sock, monitor = bound.sock, bound.monitor
-        self._sock, self._monitor = sock, monitor
-        self._endpoint, self._local_endpoint = bound.endpoint, bound.local_endpoint
-        self._ipc_dir = bound.ipc_dir
-        self._fd, self._monitor_fd = sock.FD, monitor.FD
-        self._loop.add_reader(self._fd, self._drain)
-        self._loop.add_reader(self._monitor_fd, self._drain_monitor)
+        self._local_endpoint = self._endpoint
+        if cfg.local_ipc and cfg.endpoint.startswith("tcp://"):
+            await self._listen_private_ipc()
         self._started = True
-        # Connections may have raced the add_reader; the edge may be gone already.
-        self._schedule_drain()
-        self._loop.call_soon(self._drain_monitor)
-        logger.debug("transport bound to %s", self._endpoint)
+        if cfg.heartbeat_ivl_ms:
+            self._heartbeat = self._loop.call_later(cfg.heartbeat_ivl_ms / 1000, self._beat)
+        logger.debug("transport listening on %s", self._endpoint)
         return self._endpoint
+
+    async def _listen(self, endpoint: str, *, secure: bool) -> str:
+        loop = self.loop
+        try:
+            if endpoint.startswith("ipc://"):
+                path = endpoint[len("ipc://") :]
+                server = await loop.create_unix_server(lambda: self._protocol("ipc", False), path)
+                self._servers.append(server)
+                return endpoint
+            host, _, port = endpoint[len("tcp://") :].rpartition(":")
+            host = host.strip("[]")
+            bind_host = None if host in ("*", "") else host
+            bind_port = 0 if port in ("*", "") else int(port)
+            server = await loop.create_server(
+                lambda: self._protocol("", secure), bind_host, bind_port, reuse_address=True
+            )
+        except (OSError, ValueError) as exc:
+            raise TransportError(f"cannot bind {endpoint}: {exc}") from exc
+        self._servers.append(server)
+        real_port = server.sockets[0].getsockname()[1]
+        shown = f"[{host}]" if ":" in host else (host or "*")
+        return f"tcp://{shown}:{real_port}"
+
+    async def _listen_private_ipc(self) -> None:
+        """The ``ipc://`` endpoint for local bots, in a fresh directory (mode 0700)."""
+        try:
+            directory = tempfile.mkdtemp(prefix="gin-referee-")
+        except OSError as exc:
+            logger.warning("no private directory for an ipc endpoint (%s); local bots use TCP", exc)
+            return
+        endpoint = f"ipc://{directory}/referee.sock"
+        try:
+            await self._listen(endpoint, secure=False)
+        except TransportError as exc:  # e.g. a path too long for a unix socket
+            logger.warning("%s; local bots use TCP", exc)
+            shutil.rmtree(directory, ignore_errors=True)
+            return
+        self._ipc_dir, self._local_endpoint = directory, endpoint
+
+    def _protocol(self, address: str, secure: bool) -> PeerProtocol:
+        mechanism: Mechanism = NULL
+        curve = self.config.curve
+        if secure and curve is not None:
+            mechanism = CurveMechanism(curve.public, curve.secret, self._authorize)
+        return PeerProtocol(self, mechanism, address)
 
     @property
     def endpoint(self) -> str:
@@ -142,7 +182,7 @@ class RouterTransport:
     @property
     def local_endpoint(self) -> str:
         """The endpoint for bots on this machine: the private ``ipc://`` one when
-        ``TransportConfig.local_ipc`` bound it, else :attr:`endpoint`."""
+        ``TransportConfig.local_ipc`` made it, else :attr:`endpoint`."""
         return self._local_endpoint
 
     @property
@@ -151,41 +191,37 @@ class RouterTransport:
         return self._closed
 
     @property
-    def context(self) -> zmq.Context[zmq.Socket[bytes]]:
-        """The ZeroMQ context in use (owned and terminated by ``close`` if none was passed)."""
-        return self._context
+    def connections(self) -> int:
+        """Open connections (handshaking or ready)."""
+        return len(self._conns)
 
     async def close(self) -> None:
-        """Stop reading, close the socket and monitor (linger 0), term an owned context.
+        """Stop listening and drop every connection at once (nothing more is sent).
 
         Idempotent.  Later ``send`` calls raise ``TransportClosed``.
         """
         if self._closed:
             return
         self._closed = True
-        loop, sock, monitor = self._loop, self._sock, self._monitor
-        self._sock = self._monitor = None
-        if loop is not None and sock is not None and monitor is not None:
-            loop.remove_reader(self._fd)
-            loop.remove_reader(self._monitor_fd)
-            try:
-                sock.disable_monitor()
-            except zmq.ZMQError as exc:  # pragma: no cover - libzmq refusing is harmless
-                logger.debug("disable_monitor failed: %s", exc)
-            monitor.close(linger=0)
-            sock.close(linger=0)
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        for server in self._servers:
+            server.close()
+        for conn in list(self._conns):
+            conn.lost_reason = conn.lost_reason or "the referee closed"
+            if conn.transport is not None:
+                conn.transport.abort()
+        for server in self._servers:
+            with contextlib.suppress(Exception):
+                await server.wait_closed()
+        self._servers.clear()
         if self._ipc_dir is not None:
-            remove_ipc_dir(self._ipc_dir)
+            shutil.rmtree(self._ipc_dir, ignore_errors=True)
             self._ipc_dir = None
-        self._term_context()
         logger.debug("transport %s closed", self._endpoint or "(unbound)")
 
-    def _term_context(self) -> None:
-        if self._own_context and not self._context.closed:
-            self._context.term()  # all our sockets are closed with linger 0: returns at once
-
     async def __aenter__(self) -> RouterTransport:
-        """Start the transport (bind) and return it."""
+        """Start the transport and return it."""
         await self.start()
         return self
 
@@ -193,107 +229,68 @@ class RouterTransport:
         """Close the transport."""
         await self.close()
 
-    def send(self, peer: bytes, payload: bytes) -> bool:
-        """Queue ``payload`` for ``peer`` without blocking.
+    # -- used by the match layer ---------------------------------------------------------
 
-        Returns False (and logs at INFO) when the peer is unknown or gone (EHOSTUNREACH) or its
-        send queue is full (EAGAIN); never raises for peer problems.  Raises
-        ``TransportClosed`` if the transport is closed or not started.
-        """
-        sock = self._sock
-        if sock is None:
+    def send(self, peer: bytes, payload: bytes) -> bool:
+        """Queue ``payload`` for ``peer`` without blocking; False (logged at DEBUG) if the peer
+        is unknown, gone or not reading.  Raises ``TransportClosed`` once closed."""
+        if self._closed or not self._started:
             raise TransportClosed("transport is closed" if self._closed else "not started")
-        reason = ""
-        try:
-            # The Cython method with plain-int flags: pyzmq's Python wrapper and its enum
-            # arithmetic cost more than the send itself on this hot path.
-            _raw_send(sock, peer, _SNDMORE_NOBLOCK)
-            _raw_send(sock, payload, _NOBLOCK)
-        except zmq.Again:
-            reason = "send queue full (HWM)"
-        except zmq.ZMQError as exc:
-            if exc.errno in (zmq.ENOTSOCK, zmq.ETERM):
-                raise TransportClosed(f"socket unusable: {exc}") from exc
-            reason = "peer unreachable" if exc.errno == zmq.EHOSTUNREACH else str(exc)
-        if not self._in_drain:
-            self._schedule_drain()
+        conn = self._peers.get(peer)
+        reason = "peer unreachable" if conn is None else conn.send(payload)
         if not reason:
             self.stats.sent += 1
             return True
         self.stats.send_failures += 1
-        logger.info("send to peer %r failed: %s", peer, reason)
+        logger.debug("send to peer %s failed: %s", peer.hex(), reason)
         return False
 
+    def set_handler(self, handler: Callable[[Incoming], None] | None) -> None:
+        """Call ``handler(incoming)`` synchronously for every message (None drops them).
+
+        Exceptions from the handler are logged and counted, never propagated.
+        """
+        self._handler = handler
+
+    def set_lost_handler(self, handler: LostHandler | None) -> None:
+        """Call ``handler(peer, reason)`` when a connection that had an id ends."""
+        self._lost_handler = handler
+
+    def admit(self, peer: bytes) -> None:
+        """The match layer accepted ``peer`` (a valid hello): lift its admission deadline."""
+        conn = self._peers.get(peer)
+        if conn is not None:
+            conn.admit()
+
+    def disconnect(self, peer: bytes, reason: str = "closed by the referee") -> None:
+        """Close ``peer``'s connection after what is queued for it is written."""
+        conn = self._peers.get(peer)
+        if conn is not None:
+            conn.close(reason, False)
+
+    def peer_key(self, peer: bytes) -> bytes | None:
+        """The CURVE public key ``peer`` authenticated with (None: NULL mechanism or gone)."""
+        conn = self._peers.get(peer)
+        return None if conn is None else conn.conn.mechanism.client_key
+
+    def peer_address(self, peer: bytes) -> str:
+        """Where ``peer`` connects from (an IP address, ``pid:N`` on ipc), or empty."""
+        conn = self._peers.get(peer)
+        return "" if conn is None else conn.address
+
     def drain_now(self) -> None:
-        """Deliver every message already received, synchronously.
+        """Deliver every message the kernel already holds, synchronously.
 
         The seat layer calls it before declaring a timeout, so that a reply which arrived in
         time is never lost to the referee's own scheduling delay.
         """
-        if self._sock is not None and not self._in_drain:
-            self._drain()
+        for conn in list(self._peers.values()):
+            conn.drain_now()
 
-    def set_handler(self, handler: Callable[[Incoming], None] | None) -> None:
-        """Call ``handler(incoming)`` synchronously from the reader for every message.
+    # -- called by the connections -------------------------------------------------------
 
-        ``None`` drops what arrives (counted in ``stats.unhandled``).  Exceptions from the
-        handler are logged and counted, never propagated.  The handler may call ``send`` (and
-        schedule ``close``).
-        """
-        self._handler = handler
-
-    def set_monitor_handler(self, handler: Callable[[MonitorEvent], None] | None) -> None:
-        """Call ``handler(event)`` for each socket-monitor event (best effort; no routing id)."""
-        self._monitor_handler = handler
-
-    def _schedule_drain(self) -> None:
-        if not self._drain_pending and self._loop is not None:
-            self._drain_pending = True
-            self._loop.call_soon(self._drain)
-
-    def _drain(self) -> None:
-        """Reader callback: receive until EAGAIN (or the batch limit, then reschedule)."""
-        self._drain_pending = False
-        sock = self._sock
-        if sock is None:
-            return
-        noblock, rcvmore = _NOBLOCK, _RCVMORE
-        recv, get = partial(_raw_recv, sock), partial(_raw_get, sock)
-        events, pollin = _EVENTS, _POLLIN
-        self._in_drain = True
-        try:
-            for _ in range(_BATCH):
-                try:
-                    # Checking EVENTS first avoids raising zmq.Again (an exception costs more
-                    # than the whole getsockopt) on the common empty drain after a send.
-                    if not cast(int, get(events)) & pollin:
-                        return
-                    peer = recv(noblock)  # a ROUTER always prefixes the routing id frame
-                    payload = recv(noblock)
-                    extra = 0
-                    while get(rcvmore):
-                        recv(noblock)
-                        extra += 1
-                except zmq.Again:
-                    return
-                except zmq.ZMQError as exc:
-                    logger.debug("recv failed, stopping reader: %s", exc)
-                    return
-                if extra:
-                    logger.debug("peer %r sent %d frames", peer, extra + 1)
-                    self._deliver(Incoming(peer, b"", True))
-                else:
-                    self._deliver(Incoming(peer, payload, False))
-                if self._sock is None:  # closed by the handler
-                    return
-            # Batch exhausted: the edge is consumed, so nobody would wake us. Continue later.
-            self._drain_pending = True
-            if self._loop is not None:
-                self._loop.call_soon(self._drain)
-        finally:
-            self._in_drain = False
-
-    def _deliver(self, inc: Incoming) -> None:
+    def deliver(self, inc: Incoming) -> None:
+        """Hand one message to the handler (from a connection's parser)."""
         stats = self.stats
         stats.received += 1
         if inc.malformed:
@@ -306,33 +303,93 @@ class RouterTransport:
             handler(inc)
         except Exception:
             stats.handler_errors += 1
-            logger.exception("transport message handler failed for peer %r", inc.peer)
+            logger.exception("transport message handler failed for peer %s", inc.peer.hex())
 
-    def _drain_monitor(self) -> None:
-        """Reader callback for the monitor PAIR socket (same edge-triggered pattern)."""
-        monitor = self._monitor
-        if monitor is None:
+    def on_connect(self, conn: PeerProtocol) -> str:
+        """Count a new connection against the caps; a non-empty reason refuses it."""
+        if self._closed:
+            return "closing"
+        count = self._per_address.get(conn.address, 0)
+        if len(self._conns) >= self._max_connections:
+            reason = f"connection cap ({self._max_connections}) reached"
+        elif count >= self.config.max_per_address:
+            reason = f"{self.config.max_per_address} connections from {conn.address} already"
+        else:
+            self._conns.add(conn)
+            self._per_address[conn.address] = count + 1
+            self.stats.accepted += 1
+            return ""
+        self.stats.refused += 1
+        logger.debug("refused a connection from %s: %s", conn.address, reason)
+        return reason
+
+    def on_ready(self, conn: PeerProtocol) -> None:
+        """A handshake completed: give the connection its id."""
+        self._next_id = (self._next_id + 1) & 0xFFFFFFFF
+        conn.peer = b"\x00" + self._next_id.to_bytes(4, "big")
+        self._peers[conn.peer] = conn
+        key = conn.conn.mechanism.client_key
+        if key is not None:
+            self._live_keys[key] = conn.peer
+
+    def on_protocol_error(self, conn: PeerProtocol, reason: str) -> None:
+        """Count a protocol violation (logged at DEBUG: a hostile peer controls the rate)."""
+        if not conn.conn.ready:
+            self.stats.handshake_failed += 1
+        logger.debug("peer %s (%s): %s", conn.peer.hex() or "-", conn.address, reason)
+
+    def on_lost(self, conn: PeerProtocol, reason: str) -> None:
+        """A connection ended: forget it and tell the match layer if it had an id."""
+        if conn not in self._conns:
             return
-        while True:
-            try:
-                frames = monitor.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
-            except zmq.ZMQError as exc:
-                logger.debug("monitor recv failed: %s", exc)
-                return
-            event = monitor_event(frames)
-            if event is None:
-                continue
-            setattr(self.stats, event.kind, getattr(self.stats, event.kind) + 1)
-            logger.debug(
-                "transport monitor: %s fd/value=%d on %s", event.kind, event.value, event.endpoint
-            )
-            handler = self._monitor_handler
-            if handler is not None:
+        self._conns.discard(conn)
+        left = self._per_address.get(conn.address, 1) - 1
+        if left:
+            self._per_address[conn.address] = left
+        else:
+            self._per_address.pop(conn.address, None)
+        self.stats.disconnected += 1
+        key = conn.conn.mechanism.client_key
+        if key is not None and self._live_keys.get(key) == conn.peer:
+            del self._live_keys[key]
+        if conn.peer and self._peers.pop(conn.peer, None) is not None:
+            handler = self._lost_handler
+            if handler is not None and not self._closed:
                 try:
-                    handler(event)
+                    handler(conn.peer, reason)
                 except Exception:
-                    logger.exception("transport monitor handler failed")
-            if self._monitor is None:
-                return
+                    self.stats.handler_errors += 1
+                    logger.exception("transport lost handler failed for %s", conn.peer.hex())
+
+    def _authorize(self, key: bytes) -> str | None:
+        curve = self.config.curve
+        if curve is None:  # pragma: no cover - only CURVE connections ask
+            return "no CURVE keys"
+        refusal = curve.authorize(key)
+        if refusal is None and key in self._live_keys:
+            refusal = "this key already has a live connection"
+        return refusal
+
+    def _beat(self) -> None:
+        """Ping every ready connection; drop those silent for the heartbeat timeout."""
+        cfg = self.config
+        loop = self.loop
+        now = loop.time()
+        silence = cfg.heartbeat_timeout_ms / 1000
+        ttl = min(0xFFFF, cfg.heartbeat_ttl_ms // 100)
+        for conn in list(self._peers.values()):
+            # ZMTP 3.0 peers get no PING, so their silence proves nothing here.
+            if silence and conn.conn.peer_minor >= 1 and now - conn.last_heard > silence:
+                conn.close(f"silent for {silence:g} s (heartbeat timeout)", True)
+            else:
+                conn.ping(ttl)
+        self._heartbeat = loop.call_later(cfg.heartbeat_ivl_ms / 1000, self._beat)
+
+
+def _descriptor_budget() -> int:
+    """How many connections the descriptor limit leaves room for (64 kept for the rest)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 30
+    open_now = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+    return max(16, soft - open_now - 64)

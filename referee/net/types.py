@@ -1,17 +1,19 @@
-"""Plain data of the transport: its configuration, messages, events, counters and errors.
+"""Plain data of the transport: its configuration, messages, counters and errors.
 
-Kept apart from :mod:`referee.net.transport` (the only module that drives zmq sockets) so that
-the match layer and tests can name them without the socket code.
+Kept apart from :mod:`referee.net.transport` (the module that owns the sockets) so that the
+match layer and tests can name them without the socket code.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from referee.net.curve import Authorizer
+
 __all__ = [
+    "CurveServerKeys",
     "Incoming",
-    "MonitorEvent",
     "TransportClosed",
     "TransportConfig",
     "TransportError",
@@ -28,61 +30,86 @@ class TransportClosed(TransportError):
 
 
 @dataclass(frozen=True, slots=True)
+class CurveServerKeys:
+    """The referee's long-term CURVE key pair (raw 32-byte keys) and who may connect.
+
+    ``authorize(client_public_key)`` returns None to admit a client or a reason to refuse it;
+    it is asked during the handshake, before the connection can send a message.
+    """
+
+    public: bytes
+    secret: bytes = field(repr=False)
+    authorize: Authorizer
+
+
+@dataclass(frozen=True, slots=True)
 class TransportConfig:
     """Settings for a ``RouterTransport``.
 
     ``endpoint`` is ``tcp://host:port`` or ``ipc://path``; port 0 (or ``*``) picks a free port,
-    reported by ``RouterTransport.start``.  ``hwm`` is the per-peer ZeroMQ high-water mark in
-    messages (both directions).  Heartbeat values of 0 disable ZMTP heartbeats.
-    ``local_ipc``: also bind an ``ipc://`` endpoint in a fresh private directory (mode 0700)
-    for bots started on this machine (``RouterTransport.local_endpoint``); the unix socket
-    costs both sides less CPU per message than TCP loopback. Ignored for an ``ipc://``
-    ``endpoint``; where ipc cannot be bound, local bots use ``endpoint``.
+    reported by ``RouterTransport.start``. ``curve`` makes a ``tcp://`` endpoint require CURVE
+    (None: the NULL mechanism, no encryption, for loopback tests and ``--insecure``); an
+    ``ipc://`` endpoint is always NULL (the socket file's directory is the access control).
+    ``local_ipc``: also listen on an ``ipc://`` endpoint in a fresh private directory (mode
+    0700) for the bots started on this machine (``RouterTransport.local_endpoint``).
+
+    Limits (docs/security.md, "Network boundary"): ``max_message_bytes`` per message (a
+    multipart message counts as a whole); ``send_buffer_bytes`` queued towards one peer before
+    ``send`` fails; ``max_connections`` in all and ``max_per_address`` from one IP address (or,
+    on ipc, one process); a connection must finish its handshake within
+    ``handshake_timeout_ms`` and be admitted by the match layer (a valid hello) within
+    ``admit_timeout_ms``; each connection's frames are parsed at most ``frames_per_s`` per
+    second (a burst of as many), its reading paused beyond that. Heartbeats: a PING every
+    ``heartbeat_ivl_ms`` to peers that speak ZMTP 3.1, and a connection silent for
+    ``heartbeat_timeout_ms`` is dropped (0 disables both); ``heartbeat_ttl_ms`` is the silence
+    after which the peer should drop us.
     """
 
     endpoint: str = "tcp://127.0.0.1:0"
+    curve: CurveServerKeys | None = None
     max_message_bytes: int = 65536
     heartbeat_ivl_ms: int = 1000
     heartbeat_timeout_ms: int = 3000
     heartbeat_ttl_ms: int = 3000
-    hwm: int = 1000
     local_ipc: bool = False
+    send_buffer_bytes: int = 1 << 20
+    max_connections: int = 1024
+    max_per_address: int = 32
+    handshake_timeout_ms: int = 5000
+    admit_timeout_ms: int = 10000
+    frames_per_s: int = 20000
 
     def __post_init__(self) -> None:
         if not self.endpoint.startswith(("tcp://", "ipc://")):
             raise ValueError(f"endpoint must be tcp:// or ipc://, got {self.endpoint!r}")
-        if self.max_message_bytes <= 0:
-            raise ValueError("max_message_bytes must be positive")
-        if self.hwm <= 0:
-            raise ValueError("hwm must be positive")
+        for name in (
+            "max_message_bytes",
+            "send_buffer_bytes",
+            "max_connections",
+            "max_per_address",
+            "handshake_timeout_ms",
+            "admit_timeout_ms",
+            "frames_per_s",
+        ):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
         for name in ("heartbeat_ivl_ms", "heartbeat_timeout_ms", "heartbeat_ttl_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
 
 
 class Incoming(NamedTuple):
-    """One message from a peer: its routing id and the single payload frame.
+    """One message from a peer: the connection's id and the single payload frame.
 
     ``malformed`` is True (and ``payload`` empty) when the peer sent anything but exactly one
-    frame; the match layer should treat that as a protocol fault of ``peer``.
+    frame within the size limit; ``reason`` then says what (``"multipart"`` or
+    ``"too_large"``), and the transport closes that connection right after delivering it.
     """
 
     peer: bytes
     payload: bytes
     malformed: bool = False
-
-
-class MonitorEvent(NamedTuple):
-    """A socket-monitor event: ``kind`` is "accepted", "disconnected" or "handshake_failed".
-
-    ``value`` is the connection's fd (accepted/disconnected) or an error code (handshake
-    failures).  There is no routing id: ROUTER does not map connections to peers here.
-    """
-
-    kind: str
-    event: int
-    value: int
-    endpoint: str
+    reason: str = ""
 
 
 @dataclass(slots=True)
@@ -98,4 +125,9 @@ class TransportStats:
     accepted: int = 0
     disconnected: int = 0
     handshake_failed: int = 0
+    """Connections closed for a protocol error or a refused key during the handshake."""
+    refused: int = 0
+    """Connections closed at once because a connection cap was reached."""
+    timed_out: int = 0
+    """Connections closed for silence: no handshake, no admission, or no heartbeat in time."""
     handler_errors: int = 0

@@ -28,6 +28,9 @@ class FakeTransport:
         self.reachable = True
         self.on_drain: Callable[[], None] | None = None
         """Runs when the seat drains the transport before declaring a timeout."""
+        self.lost_handler: Callable[[bytes, str], None] | None = None
+        self.admitted: set[bytes] = set()
+        self.disconnected: dict[bytes, str] = {}
 
     def send(self, peer: bytes, payload: bytes) -> bool:
         if not self.reachable:
@@ -42,11 +45,26 @@ class FakeTransport:
         if self.on_drain is not None:
             self.on_drain()
 
-    def deliver(self, peer: bytes, payload: bytes | Message, *, malformed: bool = False) -> None:
-        """A frame from ``peer`` (a message is encoded first)."""
+    def set_lost_handler(self, handler: Callable[[bytes, str], None] | None) -> None:
+        self.lost_handler = handler
+
+    def admit(self, peer: bytes) -> None:
+        self.admitted.add(peer)
+
+    def disconnect(self, peer: bytes, reason: str = "closed by the referee") -> None:
+        self.disconnected[peer] = reason
+
+    def lose(self, peer: bytes, reason: str = "connection closed by the peer") -> None:
+        """The connection of ``peer`` ends (as the real transport reports it)."""
+        assert self.lost_handler is not None
+        self.lost_handler(peer, reason)
+
+    def deliver(self, peer: bytes, payload: bytes | Message, *, malformed: str = "") -> None:
+        """A frame from ``peer`` (a message is encoded first); ``malformed`` names what the
+        transport refused instead (``multipart``, ``too_large``)."""
         assert self.handler is not None
         data = payload if isinstance(payload, bytes) else encode(payload)
-        self.handler(Incoming(peer, data, malformed))
+        self.handler(Incoming(peer, b"" if malformed else data, bool(malformed), malformed))
 
     def deliver_raw(self, peer: bytes, obj: Any) -> None:
         """Any msgpack value from ``peer``."""

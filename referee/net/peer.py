@@ -1,0 +1,277 @@
+"""One bot connection on the loop: an asyncio protocol around a ZMTP :class:`ServerConnection`.
+
+Reading is bounded three ways, so no peer can make the referee hold more than about one read
+chunk plus one frame for it, nor take more than its share of the loop:
+
+* bytes are parsed as they arrive (:mod:`referee.net.zmtp` never keeps more than one frame);
+* at most :data:`BATCH` frames are parsed per turn of the loop; past that, reading pauses and
+  parsing resumes on the next turn (other connections' replies are not kept waiting);
+* a token bucket admits ``frames_per_s`` frames per second (a burst of as many); a connection
+  that exceeds it has its reading paused until it is back in credit, so the kernel's socket
+  buffer fills and TCP pushes back on the sender.
+
+Writes go straight to the socket (asyncio writes at once when nothing is queued);
+``send_buffer_bytes`` caps what may queue towards a peer that does not read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from typing import Protocol
+
+from referee.net.types import Incoming, TransportConfig, TransportStats
+from referee.net.zmtp import (
+    MALFORMED,
+    MESSAGE,
+    READY,
+    Mechanism,
+    ServerConnection,
+    ZmtpError,
+)
+
+__all__ = ["BATCH", "Owner", "PeerProtocol"]
+
+logger = logging.getLogger(__name__)
+
+BATCH = 256  # frames parsed per connection per turn of the loop
+_READ_CHUNK = 262144
+
+
+class Owner(Protocol):
+    """What a connection needs of its transport (``RouterTransport``)."""
+
+    config: TransportConfig
+    stats: TransportStats
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The running loop."""
+        ...
+
+    def on_connect(self, conn: PeerProtocol) -> str:
+        """Count a new connection; a non-empty reason refuses it."""
+        ...
+
+    def on_ready(self, conn: PeerProtocol) -> None:
+        """The handshake completed: give the connection its id."""
+        ...
+
+    def on_protocol_error(self, conn: PeerProtocol, reason: str) -> None:
+        """Count a protocol violation."""
+        ...
+
+    def on_lost(self, conn: PeerProtocol, reason: str) -> None:
+        """The connection ended."""
+        ...
+
+    def deliver(self, inc: Incoming) -> None:
+        """Hand a message to the match layer."""
+        ...
+
+
+class PeerProtocol(asyncio.Protocol):
+    """The protocol instance of one accepted connection (created by the transport)."""
+
+    def __init__(self, owner: Owner, mechanism: Mechanism, address: str) -> None:
+        self.owner = owner
+        self.address = address
+        """Where the connection comes from: ``ip`` for TCP, ``pid:N`` (or ``ipc``) for ipc."""
+        self.conn = ServerConnection(mechanism, max_message_bytes=owner.config.max_message_bytes)
+        self.peer = b""
+        """The id the transport gave this connection once its handshake completed."""
+        self.transport: asyncio.Transport | None = None
+        self.last_heard = 0.0
+        self.admitted = False
+        self.lost_reason = ""
+        self._paused = False
+        self._parse_pending = False
+        self._credit = float(owner.config.frames_per_s)
+        self._credit_time = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+
+    # -- asyncio callbacks ---------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Admit (or refuse) the connection, send our greeting, start the handshake clock."""
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        if self.address == "ipc":
+            self.address = _unix_peer(transport)
+        else:
+            peername = transport.get_extra_info("peername")
+            self.address = str(peername[0]) if peername else "?"
+        owner = self.owner
+        refusal = owner.on_connect(self)
+        if refusal:
+            transport.abort()
+            return
+        loop = owner.loop
+        self.last_heard = self._credit_time = loop.time()
+        transport.write(self.conn.greeting())
+        self._timer = loop.call_later(
+            owner.config.handshake_timeout_ms / 1000, self.close, "no handshake in time", True
+        )
+
+    def data_received(self, data: bytes) -> None:
+        """Buffer the bytes and parse what credit allows."""
+        self.last_heard = self.owner.loop.time()
+        self.conn.feed(data)
+        if not self._paused:
+            self._parse()
+
+    def eof_received(self) -> bool:
+        """The peer closed its side: we close ours (False)."""
+        self.lost_reason = self.lost_reason or "connection closed by the peer"
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Tell the transport (and through it the match layer) the connection is gone."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        reason = self.lost_reason or (
+            f"connection lost: {exc}" if exc else "connection closed by the peer"
+        )
+        self.owner.on_lost(self, reason)
+
+    # -- parsing -----------------------------------------------------------------------
+
+    def _parse(self) -> None:
+        """Parse up to one batch within credit; pause reading when more must wait."""
+        self._parse_pending = False
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        now = self.owner.loop.time()
+        rate = self.owner.config.frames_per_s
+        self._credit = min(float(rate), self._credit + (now - self._credit_time) * rate)
+        self._credit_time = now
+        budget = min(BATCH, int(self._credit))
+        if budget <= 0:
+            self._pause(delay=(1 - self._credit) / rate)
+            return
+        try:
+            used = self.conn.events(budget, self._on_event)
+        except ZmtpError as err:
+            self._flush()
+            if err.reply and self.transport is not None:
+                self.transport.write(err.reply)
+            self.owner.on_protocol_error(self, str(err))
+            self.close(f"protocol error: {err}", False)
+            return
+        self._credit -= used
+        self._flush()
+        if used >= budget and self.conn.buffered:
+            self._pause(delay=0.0 if used == BATCH and self._credit >= 1 else 1 / rate)
+        elif self._paused:
+            self._paused = False
+            if self.transport is not None and not self.transport.is_closing():
+                self.transport.resume_reading()
+
+    def _pause(self, delay: float) -> None:
+        """Stop reading; parse again after ``delay`` (next turn of the loop when 0)."""
+        if not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+        if not self._parse_pending:
+            self._parse_pending = True
+            loop = self.owner.loop
+            if delay <= 0:
+                loop.call_soon(self._parse)
+            else:
+                loop.call_later(delay, self._parse)
+
+    def _on_event(self, kind: int, data: bytes) -> None:
+        if self.lost_reason:
+            return  # closing: what is still buffered is not delivered
+        if kind == MESSAGE:
+            self.owner.deliver(Incoming(self.peer, data))
+        elif kind == MALFORMED:
+            self.owner.deliver(Incoming(self.peer, b"", True, data.decode()))
+            if data != b"multipart":
+                return  # too_large: the ZmtpError that follows closes the connection
+            self.close("sent a multipart message", True)
+        elif kind == READY:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self.owner.loop.call_later(
+                self.owner.config.admit_timeout_ms / 1000, self._admit_expired
+            )
+            self.owner.on_ready(self)
+
+    def _flush(self) -> None:
+        out = self.conn.outgoing
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(bytes(out))
+        out.clear()
+
+    def _admit_expired(self) -> None:
+        self._timer = None
+        if not self.admitted:
+            self.close("no valid hello in time", True)
+
+    # -- used by the transport ---------------------------------------------------------
+
+    def admit(self) -> None:
+        """The match layer accepted this connection (a valid hello): no admission deadline."""
+        self.admitted = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def send(self, payload: bytes) -> str:
+        """Queue one message; an empty string, or why it could not be sent."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return "peer unreachable"
+        if transport.get_write_buffer_size() > self.owner.config.send_buffer_bytes:
+            return "send queue full"
+        transport.write(self.conn.wrap(payload))
+        return ""
+
+    def ping(self, ttl_deciseconds: int) -> None:
+        """A ZMTP heartbeat (only to peers that speak ZMTP 3.1)."""
+        transport = self.transport
+        speaks_ping = self.conn.ready and self.conn.peer_minor >= 1
+        if speaks_ping and transport is not None and not transport.is_closing():
+            transport.write(self.conn.ping(ttl_deciseconds))
+
+    def drain_now(self) -> None:
+        """Read what the kernel already holds for us and parse it, synchronously."""
+        transport = self.transport
+        if transport is None or transport.is_closing() or self._paused:
+            return
+        sock = transport.get_extra_info("socket")
+        if sock is None:  # pragma: no cover - every transport here has a socket
+            return
+        try:
+            data = os.read(sock.fileno(), _READ_CHUNK)  # non-blocking: asyncio set O_NONBLOCK
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            return  # the loop's own read reports the error
+        if data:
+            self.data_received(data)
+
+    def close(self, reason: str, timed_out: bool) -> None:
+        """Close the connection (what is queued is still written), naming why."""
+        if not self.lost_reason:
+            self.lost_reason = reason
+            if timed_out:
+                self.owner.stats.timed_out += 1
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+
+def _unix_peer(transport: asyncio.BaseTransport) -> str:
+    """``pid:N`` of a unix-socket peer (SO_PEERCRED), or ``ipc`` if unknown."""
+    sock = transport.get_extra_info("socket")
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    except (OSError, AttributeError):
+        return "ipc"
+    pid = int.from_bytes(creds[:4], "little")
+    return f"pid:{pid}"
