@@ -1,0 +1,151 @@
+"""CURVE on the bot endpoint: libzmq clients authenticate, unknown keys never get through,
+and a bare client proves replayed or tampered boxes are refused."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+
+import pytest
+import pytest_asyncio
+import zmq
+from nacl.bindings import crypto_box_keypair
+from zmq.utils import z85
+
+from bench.zmtp_client import ZmtpClient
+from referee.net.transport import CurveServerKeys, Incoming, RouterTransport, TransportConfig
+
+from .conftest import TrackingContext, wait_until
+
+pytestmark = pytest.mark.timeout(20)
+
+CurveDealer = Callable[..., zmq.Socket[bytes]]
+SERVER_PUBLIC, SERVER_SECRET = crypto_box_keypair()
+ALICE = crypto_box_keypair()
+MALLORY = crypto_box_keypair()
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: asyncio.Queue[Incoming] = asyncio.Queue()
+        self.lost: list[tuple[bytes, str]] = []
+
+    async def get(self) -> Incoming:
+        async with asyncio.timeout(5):
+            return await self.messages.get()
+
+
+@pytest_asyncio.fixture
+async def secure() -> AsyncIterator[tuple[RouterTransport, Inbox]]:
+    """A CURVE transport that admits only alice's key."""
+    keys = CurveServerKeys(
+        SERVER_PUBLIC, SERVER_SECRET, lambda k: None if k == ALICE[0] else "unknown key"
+    )
+    t = RouterTransport(TransportConfig(curve=keys, heartbeat_ivl_ms=100, heartbeat_timeout_ms=400))
+    inbox = Inbox()
+    t.set_handler(inbox.messages.put_nowait)
+    t.set_lost_handler(lambda p, r: inbox.lost.append((p, r)))
+    await t.start()
+    yield t, inbox
+    await t.close()
+
+
+@pytest.fixture
+def curve_dealer(zmq_context: TrackingContext) -> Iterator[CurveDealer]:
+    made: list[zmq.Socket[bytes]] = []
+
+    def make(
+        endpoint: str, keys: tuple[bytes, bytes] | None, server: bytes = SERVER_PUBLIC
+    ) -> zmq.Socket[bytes]:
+        sock = zmq_context.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.RCVTIMEO, 3000)
+        sock.setsockopt(zmq.HEARTBEAT_IVL, 100)  # its PINGs travel inside CURVE boxes
+        if keys is not None:
+            sock.curve_serverkey = z85.encode(server)
+            sock.curve_publickey = z85.encode(keys[0])
+            sock.curve_secretkey = z85.encode(keys[1])
+        sock.connect(endpoint)
+        made.append(sock)
+        return sock
+
+    yield make
+    for sock in made:
+        sock.close(linger=0)
+
+
+@pytest.mark.asyncio
+async def test_a_listed_key_talks_and_is_known(
+    secure: tuple[RouterTransport, Inbox], curve_dealer: CurveDealer
+) -> None:
+    t, inbox = secure
+    alice = curve_dealer(t.endpoint, ALICE)
+    alice.send(b"hello")
+    got = await inbox.get()
+    assert got.payload == b"hello"
+    assert t.peer_key(got.peer) == ALICE[0]
+    assert t.send(got.peer, b"welcome")
+    assert alice.recv() == b"welcome"
+    await asyncio.sleep(1.0)  # ten heartbeat intervals: PING/PONG inside CURVE keep it alive
+    assert inbox.lost == []
+    alice.send(b"still here")
+    assert (await inbox.get()).payload == b"still here"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("who", ["unknown key", "wrong server key", "no CURVE"])
+async def test_others_never_reach_the_match_layer(
+    secure: tuple[RouterTransport, Inbox], curve_dealer: CurveDealer, who: str
+) -> None:
+    t, inbox = secure
+    if who == "unknown key":
+        sock = curve_dealer(t.endpoint, MALLORY)
+    elif who == "wrong server key":
+        sock = curve_dealer(t.endpoint, ALICE, server=MALLORY[0])
+    else:
+        sock = curve_dealer(t.endpoint, None)
+    sock.send(b"hello with a stolen token")
+    # Refused by us (a key we do not list) or by the client itself (it wanted NULL).
+    await wait_until(lambda: t.stats.handshake_failed + t.stats.disconnected >= 1)
+    assert inbox.messages.empty() and t.stats.received == 0
+    alice = curve_dealer(t.endpoint, ALICE)
+    alice.send(b"me")
+    assert (await inbox.get()).payload == b"me"
+
+
+@pytest.mark.asyncio
+async def test_one_live_connection_per_key(secure: tuple[RouterTransport, Inbox]) -> None:
+    t, inbox = secure
+    first = await ZmtpClient.connect(t.endpoint, server_key=SERVER_PUBLIC, keys=ALICE)
+    first.send(b"first")
+    peer = (await inbox.get()).peer
+    with pytest.raises(ConnectionError, match="handshake refused"):
+        await ZmtpClient.connect(t.endpoint, server_key=SERVER_PUBLIC, keys=ALICE)
+    assert t.send(peer, b"you keep your seat")
+    assert await first.recv() == b"you keep your seat"
+    await first.close()
+    await wait_until(lambda: inbox.lost != [])
+    again = await ZmtpClient.connect(t.endpoint, server_key=SERVER_PUBLIC, keys=ALICE)
+    again.send(b"back")
+    assert (await inbox.get()).payload == b"back"
+    await again.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("attack", ["replay", "tamper"])
+async def test_replayed_or_tampered_boxes_end_the_connection(
+    secure: tuple[RouterTransport, Inbox], attack: str
+) -> None:
+    t, inbox = secure
+    client = await ZmtpClient.connect(t.endpoint, server_key=SERVER_PUBLIC, keys=ALICE)
+    box = client.box(b"move")
+    client.send_raw(box)
+    peer = (await inbox.get()).peer
+    if attack == "replay":
+        client.send_raw(box)
+    else:
+        client.send_raw(box[:-1] + bytes((box[-1] ^ 1,)))
+    await wait_until(lambda: inbox.lost != [])
+    assert inbox.lost[0][0] == peer and "CURVE" in inbox.lost[0][1]
+    assert inbox.messages.empty()
+    await client.close()
