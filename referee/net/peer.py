@@ -132,9 +132,12 @@ class PeerProtocol(asyncio.Protocol):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        reason = self.lost_reason or (
-            f"connection lost: {exc}" if exc else "connection closed by the peer"
-        )
+        if self.lost_reason:
+            reason = self.lost_reason
+        elif isinstance(exc, ConnectionResetError):
+            reason = "connection reset by the peer"
+        else:
+            reason = f"connection error: {exc}" if exc else "connection closed by the peer"
         self.owner.on_lost(self, reason)
 
     # -- parsing -----------------------------------------------------------------------

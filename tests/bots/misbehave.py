@@ -2,7 +2,8 @@
 
 Usage: ``python misbehave.py MODE [N]``; it plays the first legal action until decision N
 (default 3), then does what MODE says. Modes: never, wrong_token, old_version, sleep, crash,
-garbage, shape, illegal, double, flood, ignore_term, disconnect, bye, multiframe; and two that
+garbage, shape, illegal, double, flood, ignore_term, disconnect, freeze (SIGSTOPs itself), bye,
+multiframe, oversize; and two that
 ask for ``multi_match`` and then do not keep it: kept_leaves (exits after match_end) and
 kept_bye (says bye after match_end, then exits).
 """
@@ -101,6 +102,11 @@ def main() -> int:
                 elif mode == "disconnect":
                     sock.send(pack(reply))
                     sock.close(0)
+                    time.sleep(600)
+                elif mode == "freeze":
+                    os.kill(os.getpid(), signal.SIGSTOP)  # silent, connection open: a vanished host
+                elif mode == "oversize":
+                    sock.send(pack({**reply, "padding": "x" * 70_000}))
                     time.sleep(600)
                 elif mode == "bye":
                     sock.send(pack({"type": "bye", "reason": "leaving"}))

@@ -94,8 +94,30 @@ async def test_flooding_is_a_protocol_fault() -> None:
 async def test_disconnect_is_detected() -> None:
     result = await play(GREEDY, bad("disconnect"))
     (fault,) = result.seats[1].faults
-    assert fault.kind in (FaultKind.STALL, FaultKind.TIMEOUT)
+    assert fault.kind is FaultKind.STALL
+    # Closed with linger 0, the socket usually resets rather than closes.
+    assert fault.detail in (
+        "connection lost (connection closed by the peer)",
+        "connection lost (connection reset by the peer)",
+    )
     assert result.winner == 0
+
+
+async def test_a_vanished_bot_is_a_stall_within_the_heartbeat_not_a_timeout() -> None:
+    """A bot that goes silent with its connection open (a SIGSTOPped process, a host that
+    dropped off the network) is noticed by the ZMTP heartbeat (5 heartbeats of silence), long
+    before its 30 s decision clock would run out."""
+    slow_clock = replace(FAST, move=10.0, bank=20.0)
+    result = await play(GREEDY, bad("freeze"), time=slow_clock)
+    (fault,) = result.seats[1].faults
+    assert fault.kind is FaultKind.STALL and "heartbeat timeout" in fault.detail
+    assert result.winner == 0
+
+
+async def test_an_oversized_message_is_answered_too_large() -> None:
+    result = await play(GREEDY, bad("oversize"))
+    (fault,) = result.seats[1].faults
+    assert fault.kind is FaultKind.MALFORMED and "too_large" in fault.detail
 
 
 async def test_bot_ignoring_sigterm_is_killed_at_teardown() -> None:

@@ -114,3 +114,42 @@ async def test_a_faulted_seat_is_not_retained_and_a_dismissed_token_is_refused()
     fake.deliver(b"three", Hello(1, "again", other.token))
     reply = fake.messages(b"three")[0]
     assert isinstance(reply, Reject) and reply.code == "token_in_use"
+
+
+async def test_a_lost_connection_is_a_stall_fault_after_the_grace() -> None:
+    fake = FakeTransport()
+    _, link, timer = await bound(fake)
+    assert PEER in fake.admitted  # a valid hello lifts the transport's admission deadline
+    fake.lose(PEER, "silent for 2.5 s (heartbeat timeout)")
+    assert link.fault is None  # a crash seen during the grace would win
+    timer.advance(0.3)
+    assert link.fault is not None and link.fault.kind == FaultKind.STALL
+    assert link.fault.detail == "connection lost (silent for 2.5 s (heartbeat timeout))"
+
+
+async def test_a_crash_seen_during_the_grace_wins_over_the_lost_connection() -> None:
+    fake = FakeTransport()
+    _, link, timer = await bound(fake)
+    fake.lose(PEER)
+    link.record_fault(FaultKind.CRASH, "exited with code 1")
+    timer.advance(1.0)
+    assert link.fault is not None and link.fault.kind == FaultKind.CRASH
+
+
+async def test_a_rejected_stranger_is_disconnected_and_never_admitted() -> None:
+    fake = FakeTransport()
+    hub = Hub(fake)
+    hub.open_seat(0, FAST)
+    fake.hello(b"x", "wrong-token")
+    assert fake.disconnected == {b"x": "rejected: unknown token"}
+    assert b"x" not in fake.admitted
+
+
+async def test_an_oversized_message_is_answered_too_large_and_faulted() -> None:
+    fake = FakeTransport()
+    _, link, _ = await bound(fake)
+    fake.deliver(PEER, b"", malformed="too_large")
+    error = fake.messages(PEER)[-1]
+    assert isinstance(error, Error) and error.code == "too_large"
+    assert link.fault is not None and link.fault.kind == FaultKind.MALFORMED
+    assert "too_large" in link.fault.detail
