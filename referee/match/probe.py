@@ -97,9 +97,9 @@ class ProbeLink(SeatLink):
 
         super().ask(request_id, request, replied, on_fault, after_send)
 
-    def on_payload(self, payload: bytes, malformed_frames: bool, arrived: float) -> None:
+    def on_payload(self, payload: bytes, malformed: str, arrived: float) -> None:
         """Handle a frame as a seat does, noting pongs and byes."""
-        if not malformed_frames:
+        if not malformed:
             try:
                 msg = decode_bot_message(payload)
             except ProtocolError:
@@ -108,7 +108,7 @@ class ProbeLink(SeatLink):
                 self.pongs.append(msg.nonce)
             elif isinstance(msg, Bye):
                 self.said_bye = True
-        super().on_payload(payload, malformed_frames, arrived)
+        super().on_payload(payload, malformed, arrived)
 
     def _on_action(self, rid: int, action: WireAction, arrived: float) -> None:
         if rid == self._pending_id and self._on_reply is not None:
