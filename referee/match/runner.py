@@ -26,7 +26,7 @@ from referee.match.hub import Hub
 from referee.match.play import DeckSource, play_match
 from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
-from referee.match.seat import SeatLink
+from referee.match.seat import LOCAL_LOST_GRACE, SeatLink
 from referee.net.process import BotCommand, BotProcess, BotStartError
 from referee.net.sandbox import SandboxLevel
 from referee.net.transport import RouterTransport, TransportConfig
@@ -125,6 +125,9 @@ async def play_watched(
 ) -> MatchResult:
     """:func:`~referee.match.play.play_match` while watching the seats' bot processes
     (``processes[seat]``, None for a remote bot) with :func:`watch_bot`."""
+    for link, process in zip(links, processes, strict=True):
+        if process is not None:  # a lost connection waits for the process's exit to win
+            link.lost_grace = LOCAL_LOST_GRACE
     watchers = [
         asyncio.ensure_future(watch_bot(link, process))
         for link, process in zip(links, processes, strict=True)

@@ -37,7 +37,9 @@ __all__ = ["SeatLink"]
 
 LOGGER = logging.getLogger(__name__)
 LOST_GRACE = 0.25
-"""Seconds between a lost connection and its stall fault (a crash seen meanwhile wins)."""
+"""Seconds between a lost connection and its stall fault (a crash seen meanwhile wins); a
+seat whose bot process the referee started waits :data:`LOCAL_LOST_GRACE` instead."""
+LOCAL_LOST_GRACE = 2.0
 
 
 class SeatLink:
@@ -97,6 +99,8 @@ class SeatLink:
         self.game = -1
         self.hand = -1
         self.finished = False
+        self.lost_grace = LOST_GRACE
+        """Seconds from a lost connection to its stall fault (see :meth:`on_connection_lost`)."""
 
     # ------------------------------------------------------------------ identity, position
 
@@ -177,12 +181,14 @@ class SeatLink:
     def on_connection_lost(self, reason: str) -> None:
         """The bot's connection ended (closed, reset, silent past the heartbeat timeout).
 
-        A stall fault follows after :data:`LOST_GRACE` unless another fault came first: a local
-        bot's connection closes as its process dies, and that is a crash.
+        A stall fault follows after :attr:`lost_grace` seconds unless another fault came first:
+        a local bot's connection closes as its process dies, and that is a crash (seen by the
+        process watcher, which a loaded machine may delay).
         """
         if not self.finished:
             detail = f"connection lost ({reason})"
-            self._timer.call_at(self._timer.time() + LOST_GRACE, lambda: self._lost_for(detail))
+            when = self._timer.time() + self.lost_grace
+            self._timer.call_at(when, lambda: self._lost_for(detail))
 
     def _lost_for(self, detail: str) -> None:
         if not self.finished and self._fault is None:

@@ -148,3 +148,17 @@ def test_sixteen_hostile_peers_at_once(tmp_path: Path) -> None:
     idle = [r for m, r in zip(modes, reports, strict=True) if m == "idle"]
     assert all(r["connections"] + r["failed"] > 32 for r in idle)  # past the per-address cap
     finish(daemon, out, 30)
+
+
+@pytest.mark.asyncio
+async def test_a_short_soak_of_random_and_mutated_frames() -> None:
+    """``bench/soak.py`` at 1/20 of its documented length: 50,000 frames before and after
+    hello (docs/security.md has the 10^6-frame run's figures)."""
+    from bench.soak import soak
+
+    report = await soak(frames=50_000, clients=4, seed=7)
+    assert report["daemon_alive_at_end"] is True, report
+    assert report["frames"] >= 50_000 and report["connections"] > 1
+    rss = report["rss_mib"]
+    assert isinstance(rss, dict) and rss["peak"] - rss["start"] < 64, rss
+    assert report["local_bot_faults"] == [], report
