@@ -158,7 +158,9 @@ async def test_a_short_soak_of_random_and_mutated_frames() -> None:
 
     report = await soak(frames=50_000, clients=4, seed=7)
     assert report["daemon_alive_at_end"] is True, report
-    assert report["frames"] >= 50_000 and report["connections"] > 1
+    frames, connections = report["frames"], report["connections"]
+    assert isinstance(frames, int) and isinstance(connections, int)
+    assert frames >= 50_000 and connections > 1
     rss = report["rss_mib"]
     assert isinstance(rss, dict) and rss["peak"] - rss["start"] < 64, rss
     assert report["local_bot_faults"] == [], report
