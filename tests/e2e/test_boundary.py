@@ -10,124 +10,13 @@ against sixteen).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from referee.tournament.store import Store
-from tests.e2e.helpers import GREEDY, RANDOM
-from tests.tournament.test_serve import free_port
+from bench.bench_boundary import MIXED, MiB, attack, finish, start_daemon
 
 pytestmark = pytest.mark.timeout(240)
-MiB = 1 << 20
-
-
-def rss(pid: int) -> int:
-    """Resident set size of ``pid`` in bytes (0 once it is gone)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0
-    line = next(x for x in status.splitlines() if x.startswith("VmRSS:"))
-    return int(line.split()[1]) * 1024
-
-
-def start_daemon(tmp_path: Path, games: int) -> tuple[subprocess.Popen[str], str, Path]:
-    """``serve`` with two local bots; clocks generous enough for a machine whose other work
-    starves the bots (they run ten nice steps below everything else)."""
-    config = tmp_path / "serve.toml"
-    config.write_text(
-        f"""
-[tournament]
-name = "attacked"
-games_per_pairing = {games}
-concurrency = 1
-[time]
-move = 2.0
-bank = 5.0
-startup = 60.0
-[[bots]]
-name = "greedy"
-command = "{GREEDY}"
-[[bots]]
-name = "random"
-command = "{RANDOM}"
-"""
-    )
-    endpoint = f"tcp://127.0.0.1:{free_port()}"
-    out = tmp_path / "out"
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "referee", "serve", str(config), "--bind", endpoint,
-         "--out", str(out), "--until-done"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert daemon.stderr is not None
-    line = daemon.stderr.readline()
-    assert "serving on" in line, line
-    return daemon, endpoint, out
-
-
-def attack(
-    daemon: subprocess.Popen[str], endpoint: str, modes: list[str], seconds: float
-) -> tuple[int, list[dict[str, int]]]:
-    """Run one flood process per mode against the daemon; (peak RSS growth, their reports)."""
-    time.sleep(0.5)  # the daemon's first game is under way: its baseline includes a match
-    baseline = rss(daemon.pid)
-    # Niced below the bots (which run at +10): the attackers stand for other machines and
-    # must not starve the daemon's own bots of this machine's two cores.
-    floods = [
-        subprocess.Popen(
-            [
-                "nice",
-                "-n",
-                "19",
-                sys.executable,
-                "-m",
-                "bench.netflood",
-                mode,
-                endpoint,
-                str(seconds),
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for mode in modes
-    ]
-    peak = baseline
-    try:
-        while any(f.poll() is None for f in floods):
-            peak = max(peak, rss(daemon.pid))
-            assert daemon.poll() is None, "the daemon died under attack"
-            time.sleep(0.05)
-        reports = [json.loads(f.communicate(timeout=30)[0]) for f in floods]
-    finally:
-        for f in floods:
-            if f.poll() is None:
-                f.kill()
-                f.wait(10)
-    return peak - baseline, reports
-
-
-def finish(daemon: subprocess.Popen[str], out: Path, games: int) -> None:
-    """The daemon ends by itself with every game played and no fault charged to its bots."""
-    try:
-        _, err = daemon.communicate(timeout=150)
-    finally:
-        if daemon.poll() is None:
-            daemon.kill()
-            daemon.wait(10)
-    assert daemon.returncode == 0, err
-    store = Store.open(out / "tournament.sqlite")
-    try:
-        rows = store.games()
-    finally:
-        store.close()
-    assert len(rows) == games and all(r.status == "done" for r in rows)
-    assert all(r.result is not None and not r.result["faults"] for r in rows), err[-2000:]
 
 
 def test_one_peer_sending_an_endless_multipart_message(tmp_path: Path) -> None:
@@ -141,11 +30,9 @@ def test_one_peer_sending_an_endless_multipart_message(tmp_path: Path) -> None:
 
 def test_sixteen_hostile_peers_at_once(tmp_path: Path) -> None:
     daemon, endpoint, out = start_daemon(tmp_path, games=30)
-    modes = ["multipart"] * 4 + ["bigframes"] * 4 + ["garbage", "garbage", "storm", "storm"]
-    modes += ["idle", "idle", "squat", "squat"]
-    growth, reports = attack(daemon, endpoint, modes, seconds=5.0)
+    growth, reports = attack(daemon, endpoint, MIXED, seconds=5.0)
     assert growth < 512 * MiB, f"RSS grew {growth / MiB:.0f} MiB"
-    idle = [r for m, r in zip(modes, reports, strict=True) if m == "idle"]
+    idle = [r for m, r in zip(MIXED, reports, strict=True) if m == "idle"]
     assert all(r["connections"] + r["failed"] > 32 for r in idle)  # past the per-address cap
     finish(daemon, out, 30)
 

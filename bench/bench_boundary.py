@@ -1,0 +1,176 @@
+"""Memory of a real ``serve`` daemon under network attacks (``bench/netflood.py``).
+
+Run: ``python -m bench.bench_boundary [--seconds 5]``. For each attack mode, one attacking
+process, then sixteen at once (all modes mixed), against a daemon playing its own games
+between two local bots: the daemon's RSS growth (peak during the attack minus the baseline
+with a match under way), whether it survived, and what the attackers managed. The tests in
+``tests/e2e/test_boundary.py`` run the same helpers with assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from referee.tournament.store import Store
+
+__all__ = ["MIXED", "MODES", "attack", "finish", "rss", "start_daemon"]
+
+PY = sys.executable
+MODES = ("multipart", "bigframes", "garbage", "storm", "idle", "squat")
+MIXED = ["multipart"] * 4 + ["bigframes"] * 4 + ["garbage"] * 2 + ["storm"] * 2
+MIXED += ["idle"] * 2 + ["squat"] * 2
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+MiB = 1 << 20
+
+
+def rss(pid: int) -> int:
+    """Resident set size of ``pid`` in bytes (0 once it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    line = next(x for x in status.splitlines() if x.startswith("VmRSS:"))
+    return int(line.split()[1]) * 1024
+
+
+def start_daemon(tmp_path: Path, games: int) -> tuple[subprocess.Popen[str], str, Path]:
+    """``serve`` with two local bots; clocks generous enough for a machine whose other work
+    starves the bots (they run ten nice steps below everything else)."""
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        f"""
+[tournament]
+name = "attacked"
+games_per_pairing = {games}
+concurrency = 1
+[time]
+move = 2.0
+bank = 5.0
+startup = 60.0
+[[bots]]
+name = "greedy"
+command = "{PY} -m sample_bots.greedy_bot"
+[[bots]]
+name = "random"
+command = "{PY} -m sample_bots.random_bot"
+"""
+    )
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    out = tmp_path / "out"
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "referee", "serve", str(config), "--bind", endpoint,
+         "--out", str(out), "--until-done"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert daemon.stderr is not None
+    line = daemon.stderr.readline()
+    assert "serving on" in line, line
+    return daemon, endpoint, out
+
+
+def attack(
+    daemon: subprocess.Popen[str], endpoint: str, modes: list[str], seconds: float
+) -> tuple[int, list[dict[str, int]]]:
+    """Run one flood process per mode against the daemon; (peak RSS growth, their reports)."""
+    time.sleep(0.5)  # the daemon's first game is under way: its baseline includes a match
+    baseline = rss(daemon.pid)
+    # Niced below the bots (which run at +10): the attackers stand for other machines and
+    # must not starve the daemon's own bots of this machine's two cores.
+    floods = [
+        subprocess.Popen(
+            [
+                "nice",
+                "-n",
+                "19",
+                sys.executable,
+                "-m",
+                "bench.netflood",
+                mode,
+                endpoint,
+                str(seconds),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for mode in modes
+    ]
+    peak = baseline
+    try:
+        while any(f.poll() is None for f in floods):
+            peak = max(peak, rss(daemon.pid))
+            assert daemon.poll() is None, "the daemon died under attack"
+            time.sleep(0.05)
+        reports = [json.loads(f.communicate(timeout=30)[0]) for f in floods]
+    finally:
+        for f in floods:
+            if f.poll() is None:
+                f.kill()
+                f.wait(10)
+    return peak - baseline, reports
+
+
+def finish(daemon: subprocess.Popen[str], out: Path, games: int) -> None:
+    """Assert that the daemon ends by itself with every game played and no fault charged to
+    its bots."""
+    try:
+        _, err = daemon.communicate(timeout=150)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait(10)
+    assert daemon.returncode == 0, err
+    store = Store.open(out / "tournament.sqlite")
+    try:
+        rows = store.games()
+    finally:
+        store.close()
+    assert len(rows) == games and all(r.status == "done" for r in rows)
+    assert all(r.result is not None and not r.result["faults"] for r in rows), err[-2000:]
+
+
+def main() -> None:
+    """Every mode alone, then the sixteen-peer mix; one JSON line per scenario."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    scenarios = [[mode] for mode in MODES] + [MIXED]
+    for modes in scenarios:
+        with tempfile.TemporaryDirectory(prefix="gin-boundary-") as tmp:
+            daemon, endpoint, _ = start_daemon(Path(tmp), games=1000)
+            try:
+                growth, reports = attack(daemon, endpoint, modes, args.seconds)
+                alive = daemon.poll() is None
+            finally:
+                daemon.terminate()
+                daemon.wait(30)
+            sent = sum(r.get("bytes", 0) for r in reports)
+            conns = sum(r.get("connections", 0) for r in reports)
+            name = modes[0] if len(modes) == 1 else f"mixed x{len(modes)}"
+            line = {
+                "attack": name,
+                "rss_growth_mib": round(growth / MiB, 1),
+                "alive": alive,
+                "attacker_mib_sent": round(sent / MiB),
+                "attacker_connections": conns,
+            }
+            print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()
