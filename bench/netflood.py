@@ -47,9 +47,8 @@ async def flood(
         return stats
     while time.monotonic() < end:
         try:
-            client = await asyncio.wait_for(
-                ZmtpClient.connect(endpoint, server_key=server_key), timeout=2
-            )
+            async with asyncio.timeout(2):
+                client = await ZmtpClient.connect(endpoint, server_key=server_key)
         except (OSError, ConnectionError, asyncio.IncompleteReadError, TimeoutError):
             stats["failed"] += 1
             await asyncio.sleep(0.01)
