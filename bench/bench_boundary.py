@@ -49,9 +49,12 @@ def rss(pid: int) -> int:
     return int(line.split()[1]) * 1024 if line else 0  # no VmRSS: a zombie
 
 
-def start_daemon(tmp_path: Path, games: int) -> tuple[subprocess.Popen[str], str, Path]:
+def start_daemon(
+    tmp_path: Path, games: int, prefix: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen[str], str, Path]:
     """``serve`` with two local bots; clocks generous enough for a machine whose other work
-    starves the bots (they run ten nice steps below everything else)."""
+    starves the bots (they run ten nice steps below everything else). ``prefix`` goes before
+    the command (e.g. ``prlimit --nofile=256``)."""
     config = tmp_path / "serve.toml"
     config.write_text(
         f"""
@@ -74,7 +77,7 @@ command = "{PY} -m sample_bots.random_bot"
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     out = tmp_path / "out"
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "referee", "serve", str(config), "--bind", endpoint,
+        [*prefix, sys.executable, "-m", "referee", "serve", str(config), "--bind", endpoint,
          "--out", str(out), "--until-done"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -9,7 +9,8 @@ Used by ``tests/e2e/test_boundary.py`` and ``bench/bench_boundary.py``. Modes:
   these without bound);
 * ``bigframes``: one-frame messages just under 64 KiB, as fast as the socket takes them;
 * ``garbage``: random bytes instead of a greeting;
-* ``idle``: opens connections and sends nothing (descriptor exhaustion);
+* ``idle``: opens connections and sends nothing, from source addresses 127.0.0.2, .3, ...
+  in turn (30 each: past any per-address cap on loopback), for descriptor exhaustion;
 * ``storm``: connects, handshakes and disconnects as fast as it can;
 * ``squat``: libzmq DEALERs asking for libzmq's first automatic routing ids, then ordinary
   connections (the sequence that made libzmq's ROUTER assert).
@@ -89,8 +90,13 @@ async def _idle(endpoint: str, end: float, stats: dict[str, int]) -> None:
     host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
     held: list[asyncio.StreamWriter] = []
     while time.monotonic() < end and len(held) < 5000:
+        step = len(held) // 30
+        source = f"127.0.{step // 250}.{2 + step % 250}" if host == "127.0.0.1" else None
         try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 1)
+            async with asyncio.timeout(1):
+                _, writer = await asyncio.open_connection(
+                    host, int(port), local_addr=None if source is None else (source, 0)
+                )
         except (OSError, TimeoutError):
             stats["failed"] += 1
             await asyncio.sleep(0.01)
@@ -98,7 +104,6 @@ async def _idle(endpoint: str, end: float, stats: dict[str, int]) -> None:
         stats["connections"] += 1
         held.append(writer)
     await asyncio.sleep(max(0.0, end - time.monotonic()))
-    stats["closed_by_referee"] = sum(w.transport.is_closing() for w in held)
     for writer in held:
         writer.transport.abort()
 

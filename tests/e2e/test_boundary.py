@@ -52,3 +52,14 @@ async def test_a_short_soak_of_random_and_mutated_frames() -> None:
     rss = report["rss_mib"]
     assert isinstance(rss, dict) and rss["peak"] - rss["start"] < 64, rss
     assert report["local_bot_faults"] == [], report
+
+
+def test_descriptor_exhaustion_leaves_the_daemon_serving(tmp_path: Path) -> None:
+    """The issue's reproduction: libzmq aborted with 'Too many open files' at a 1024 limit and
+    1,100 idle connections. Here the daemon runs with only 256 descriptors and idle
+    connections arrive from many loopback addresses (past the per-address cap) by the
+    thousand: the connection cap leaves room for its bots, which play on without a fault."""
+    daemon, endpoint, out = start_daemon(tmp_path, games=60, prefix=("prlimit", "--nofile=256"))
+    _, (first, second) = attack(daemon, endpoint, ["idle", "idle"], seconds=5.0)
+    assert first["connections"] + second["connections"] > 256
+    finish(daemon, out, 60)
