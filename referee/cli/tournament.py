@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import signal
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from referee.match import FaultPolicy, TimeControl
+from referee.match import FaultPolicy, Observer, TimeControl
 from referee.rules import RuleSet
 from referee.tournament.config import BotEntry, ConfigError, TournamentConfig, load_config
 from referee.tournament.dealkey import deal_status
@@ -26,6 +29,9 @@ from referee.tournament.stats import (
 )
 from referee.tournament.store import Store, StoreError
 
+if TYPE_CHECKING:
+    from referee.live import Spectating
+
 __all__ = ["add_commands", "run_results", "run_sprt", "run_tournament"]
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
@@ -39,6 +45,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     t.add_argument("--resume", action="store_true", help="(default) continue an interrupted run")
     t.add_argument("--bind", default="tcp://127.0.0.1:0")
     t.add_argument("--log-level", default="info")
+    _spectate_options(t)
     s = sub.add_parser("sprt", help="play paired games until the SPRT decides")
     s.add_argument("--candidate", required=True, help="command line of the new bot")
     s.add_argument("--baseline", required=True, help="command line of the old bot")
@@ -66,11 +73,44 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     v.add_argument("--out", type=Path, default=None)
     v.add_argument("--until-done", action="store_true", help="exit when every game is played")
     v.add_argument("--log-level", default="info")
+    _spectate_options(v)
     r = sub.add_parser("results", help="standings of a tournament directory")
     r.add_argument("dir", type=Path)
     r.add_argument("--format", choices=("table", "csv", "json"), default="table")
     r.add_argument("--prior-draws", type=float, default=0.0,
                    help="virtual draws per pairing in the ratings (default 0: none)")  # fmt: skip
+
+
+def _spectate_options(parser: argparse.ArgumentParser) -> None:
+    """The live spectator page's options (docs/viewer.md)."""
+    g = parser.add_argument_group("live spectator page")
+    g.add_argument(
+        "--spectate",
+        metavar="HOST:PORT",
+        default=None,
+        help="serve the live page on this address (PORT alone: 127.0.0.1); off by default",
+    )
+    g.add_argument(
+        "--spectate-delay",
+        metavar="SECONDS",
+        type=float,
+        default=10.0,
+        help="seconds after a hand ends before its cards are shown (default 10)",
+    )
+    g.add_argument("--spectate-max", metavar="N", type=int, default=64,
+                   help="most spectators at once (default 64)")  # fmt: skip
+
+
+def _spectating(args: argparse.Namespace, out: Path, config: TournamentConfig) -> Spectating | None:
+    """The live page the arguments ask for (None without ``--spectate``); ValueError names a
+    bad option."""
+    if getattr(args, "spectate", None) is None:
+        return None
+    from referee.live import LiveConfig, Spectating, parse_address  # aiohttp: only when asked
+
+    host, port = parse_address(args.spectate)
+    live = LiveConfig(delay=args.spectate_delay, max_spectators=args.spectate_max)
+    return Spectating(host, port, live, out / "tournament.sqlite", schedule(config))
 
 
 async def _run(run: TournamentRun, stop: asyncio.Event) -> bool:
@@ -127,9 +167,45 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     out = args.out or config.out or Path("runs") / config.name
+    try:
+        spectating = _spectating(args, out, config)
+    except ValueError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    async with contextlib.AsyncExitStack() as stack:
+        if spectating is not None:
+            try:
+                await stack.enter_async_context(spectating)
+            except OSError as err:
+                print(f"gin-referee: cannot serve the live page on {args.spectate}: {err}",
+                      file=sys.stderr)  # fmt: skip
+                return EXIT_USAGE
+            print(f"spectators: {spectating.url}", file=sys.stderr, flush=True)
+        return await _play_tournament(args, config, out, spectating, serve=serve)
+
+
+async def _play_tournament(
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    out: Path,
+    spectating: Spectating | None,
+    *,
+    serve: bool,
+) -> int:
+    """Run the tournament (with its live page's hooks, if any) and print the standings."""
     stop = asyncio.Event()
     progress = Progress(len(schedule(config)), done=_done_count(out))
     remotes = [b.name for b in config.bots if b.command is None]
+    on_game: Callable[[GameOutcome], None] = progress.on_game
+    observe: Callable[[str], Observer] | None = None
+    if spectating is not None:
+        live = spectating
+
+        def on_game(outcome: GameOutcome) -> None:
+            progress.on_game(outcome)
+            live.on_game(outcome)
+
+        observe = live.observe
 
     def ready(endpoint: str) -> None:
         if serve or remotes:
@@ -140,11 +216,12 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
         config,
         out,
         stop=stop,
-        on_game=progress.on_game,
         bind=args.bind,
         serve=serve,
         linger=serve and not getattr(args, "until_done", False),
         on_ready=ready,
+        on_game=on_game,
+        observe=observe,
     )
     try:
         interrupted = await _run(run, stop)

@@ -2,14 +2,16 @@
 faults, the hand and game loops, deals and the record.
 
 This ``__init__`` is the front door, and the only way in for the packages above
-(``referee.tournament``, ``referee.view``, ``referee.cli``; an import-linter contract keeps it
+(``referee.tournament``, ``referee.view``, ``referee.live``, ``referee.cli``; an import-linter
+contract keeps it
 so): :func:`run_match` plays a match end to end (transport, bot processes, teardown),
 :func:`play_watched`/:func:`play_match` play one over seats a caller opened on its own
 :class:`Hub`, with the configuration (:class:`MatchConfig`, :class:`TimeControl`,
 :class:`FaultPolicy`, :class:`Deal`), result (:class:`MatchResult`, :class:`SeatSummary`) and
-record (:class:`MatchRecorder`, :func:`replay_record`) types; and the bot author's tools:
-:func:`run_check` (the conformance battery) and :func:`feed_record` (a record's messages
-played back to a bot). Modules inside import each other
+record (:class:`MatchRecorder`, :func:`replay_record`) types; an :data:`Observer` given to the
+recorder is told the record's lines and every decision as they happen (the live spectator
+page's feed); and the bot author's tools: :func:`run_check` (the conformance battery) and
+:func:`feed_record` (a record's messages played back to a bot). Modules inside import each other
 directly, never through this file.
 """
 
@@ -23,7 +25,13 @@ from referee.match.faults import FaultPolicy
 from referee.match.feed import FeedReport, feed_record
 from referee.match.hub import Hub
 from referee.match.play import play_match
-from referee.match.record import MatchRecorder, RecordError, read_record_lines, replay_record
+from referee.match.record import (
+    MatchRecorder,
+    Observer,
+    RecordError,
+    read_record_lines,
+    replay_record,
+)
 from referee.match.result import MatchResult, SeatSummary
 from referee.match.runner import (
     BOT_EXIT_GRACE,
@@ -50,6 +58,7 @@ __all__ = [
     "MatchConfig",
     "MatchRecorder",
     "MatchResult",
+    "Observer",
     "RecordError",
     "SeatLink",
     "SeatSummary",

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import structlog
 
@@ -21,7 +22,7 @@ from protocol.schema import TimeControl as WireTimeControl
 from referee.match.config import MatchConfig
 from referee.match.faults import BotFault, Fault, FaultKind
 from referee.match.hand import HandPlay, MatchForfeited, safe_default
-from referee.match.record import MatchRecorder
+from referee.match.record import MatchRecorder, Observer
 from referee.match.result import SeatSummary
 from referee.match.seat import SeatLink
 from referee.match.wire import hand_end_message
@@ -29,6 +30,7 @@ from referee.rules import (
     Card,
     GameState,
     HandResult,
+    HandState,
     Termination,
     deal,
     final_score,
@@ -205,7 +207,25 @@ class MatchGames:
         deck = self.deck_source(game_no, hand_no)
         self.log = self.base_log.bind(game=game_no, hand=hand_no)
         state = deal(self.config.rules, deck, dealer=game.dealer, scores=game.scores)
-        hand = HandPlay(self.config, self.links, self.seats, self._charge, self.log, state)
+        observer = None if self.recorder is None else self.recorder.observer
+        on_action = None if observer is None else _action_events(observer, game_no, hand_no)
+        hand = HandPlay(
+            self.config, self.links, self.seats, self._charge, self.log, state, on_action
+        )
+        if observer is not None:
+            observer(
+                {
+                    "type": "deal",
+                    "game": game_no,
+                    "hand": hand_no,
+                    "dealer": state.dealer,
+                    "upcard": str(state.upcard),
+                    "scores": list(game.scores),
+                    "knock_limit": state.knock_limit,
+                    "multiplier": state.multiplier,
+                    **_public(state),
+                }
+            )
         for link in self.links:
             link.enter(game_no, hand_no)
             link.send(
@@ -256,6 +276,36 @@ class MatchGames:
         if lost_match is not None:
             raise lost_match
         return forfeiter, game
+
+
+def _public(state: HandState) -> dict[str, Any]:
+    """What both seats see of where a hand is: whose turn, the phase, the stock's size."""
+    return {
+        "to_act": None if state.is_over else state.to_act,
+        "phase": str(state.phase),
+        "stock": state.stock_size,
+    }
+
+
+def _action_events(
+    observer: Observer, game: int, hand: int
+) -> Callable[[int, str, float, HandState], None]:
+    """The observer's ``action`` event for every decision of one hand."""
+
+    def played(seat: int, text: str, ms: float, after: HandState) -> None:
+        observer(
+            {
+                "type": "action",
+                "game": game,
+                "hand": hand,
+                "seat": seat,
+                "action": text,
+                "ms": round(ms, 3),
+                **_public(after),
+            }
+        )
+
+    return played
 
 
 class BothFailed(Exception):

@@ -79,8 +79,11 @@ class HandPlay:
         charge: Callable[[Fault], None],
         log: Any,
         state: HandState,
+        on_action: Callable[[int, str, float, HandState], None] | None = None,
     ) -> None:
         self.config = config
+        self.on_action = on_action
+        """Told (seat, action text, milliseconds, state after) of every decision played."""
         self.links = links
         self.seats = seats
         self._charge = charge
@@ -208,6 +211,8 @@ class HandPlay:
         text = str(action)
         actions.append((seat, text, elapsed * 1000))
         self.log.debug("decision", seat=seat, action=text, seconds=elapsed)
+        if self.on_action is not None:
+            self.on_action(seat, text, elapsed * 1000, state)
         card = None
         if isinstance(action, TakeDiscard):
             card = DECK[state.taken] if state.taken >= 0 else None

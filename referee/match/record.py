@@ -12,7 +12,7 @@ killed referee loses at most the hand in progress. See docs/records.md.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -38,6 +38,7 @@ from referee.rules import (
 __all__ = [
     "RECORD_SCHEMA_VERSION",
     "MatchRecorder",
+    "Observer",
     "RecordError",
     "read_record_lines",
     "replay_record",
@@ -67,15 +68,28 @@ def result_to_dict(result: HandResult) -> dict[str, Any]:
     }
 
 
-class MatchRecorder:
-    """Writes one match's record; every line is flushed as it is written."""
+Observer = Callable[[dict[str, Any]], None]
+"""Told every line of a match's record as it is written, and two events that are not written:
+``deal`` (``game``, ``hand``, ``dealer``, ``upcard``, ``scores``, ``stock``, ``to_act``,
+``phase``, ``knock_limit``, ``multiplier``: what both seats see when a hand is dealt) and
+``action`` (``game``, ``hand``, ``seat``, ``action`` as recorded, ``ms``, then the public
+state after it: ``to_act``, ``phase``, ``stock``). Called synchronously on the referee's event
+loop, so it must return at once. It is told secrets (a ``hand`` line holds the deck, a knock
+its melds): withholding them from anyone is the observer's job (``referee.live``)."""
 
-    def __init__(self, path: Path) -> None:
+
+class MatchRecorder:
+    """Writes one match's record; every line is flushed as it is written, then handed to the
+    ``observer``, if any (see :data:`Observer`)."""
+
+    def __init__(self, path: Path, *, observer: Observer | None = None) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = path.open("w", encoding="utf-8")
         self.header_extra: dict[str, Any] = {}
         """Fields the match runner adds to the header (e.g. the bots' ``sandbox`` level)."""
+        self.observer = observer
+        """Told every line and the live-only events (see :data:`Observer`)."""
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one line (an infrastructure error such as a full disk propagates)."""
@@ -83,6 +97,8 @@ class MatchRecorder:
             raise ValueError("record already closed")
         self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
         self._file.flush()
+        if self.observer is not None:
+            self.observer(record)
 
     def header(self, **fields: Any) -> None:
         """The first line."""

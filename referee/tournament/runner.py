@@ -31,6 +31,7 @@ from referee.match import (
     MatchConfig,
     MatchRecorder,
     MatchResult,
+    Observer,
     SeatLink,
     play_watched,
     sandbox_level,
@@ -118,6 +119,7 @@ class TournamentRun:
         serve: bool = False,
         linger: bool = False,
         on_ready: Callable[[str], None] | None = None,
+        observe: Callable[[str], Observer] | None = None,
     ) -> None:
         self.config = config
         self.out = out
@@ -127,6 +129,8 @@ class TournamentRun:
         self.serve = serve
         self.linger = linger
         self.on_ready = on_ready
+        self.observe = observe
+        """Gives the observer of each game's record by match id (the live spectator page)."""
         self.owner = f"host-{secrets.token_hex(4)}"
         self.bots = {b.name: b for b in config.bots}
         self.resumed = False
@@ -281,7 +285,11 @@ class TournamentRun:
         kept = await keeper.take(
             [e.name if e.command is not None else "" for e in entries], spec.deal_id
         )
-        recorder = MatchRecorder(self.out / "games" / f"{match_config.match_id}.jsonl")
+        match_id = match_config.match_id
+        recorder = MatchRecorder(
+            self.out / "games" / f"{match_id}.jsonl",
+            observer=None if self.observe is None else self.observe(match_id),
+        )
         result: MatchResult | None = None
         try:
             for seat, (entry, bot) in enumerate(zip(entries, kept, strict=True)):

@@ -31,7 +31,16 @@ from referee.rules import (
     parse_action,
 )
 
-__all__ = ["VIEW_SCHEMA_VERSION", "Clocks", "hand_data", "match_data", "snapshot"]
+__all__ = [
+    "VIEW_SCHEMA_VERSION",
+    "Clocks",
+    "hand_data",
+    "hand_id",
+    "match_data",
+    "recorded_hand",
+    "scores_after",
+    "snapshot",
+]
 
 VIEW_SCHEMA_VERSION = 1
 """Version of the data format the page's script reads (``schema_version`` in the data)."""
@@ -133,6 +142,42 @@ def hand_data(
     }
 
 
+def hand_id(game: int, hand: int) -> str:
+    """A hand's id in the data and the page's links: ``g1-h2`` (both counted from 1)."""
+    return f"g{game + 1}-h{hand + 1}"
+
+
+def scores_after(scores_before: Sequence[int], result: dict[str, Any]) -> list[int]:
+    """A game's score after a hand with this (record form) result."""
+    after = [int(scores_before[0]), int(scores_before[1])]
+    if result.get("winner") is not None:
+        after[result["winner"]] += int(result["points"])
+    return after
+
+
+def recorded_hand(rules: RuleSet, rec: dict[str, Any], clocks: Clocks) -> dict[str, Any]:
+    """The page's data for a record's ``hand`` line (``clocks`` as for :func:`hand_data`).
+    Raises ``KeyError``, ``TypeError``, ``ValueError`` or ``IndexError`` on a bad line."""
+    game = int(rec["game"])
+    hand = hand_data(
+        rules,
+        deck=[Card.parse(text) for text in rec["deck"]],
+        dealer=int(rec["dealer"]),
+        scores=(int(rec["scores_before"][0]), int(rec["scores_before"][1])),
+        actions=rec["actions"],
+        clocks=clocks,
+    )
+    result = rec["result"]
+    hand.update(
+        game=game,
+        hand=int(rec["hand"]),
+        result=result,
+        scores_after=scores_after(hand["scores_before"], result),
+        id=hand_id(game, int(rec["hand"])),
+    )
+    return hand
+
+
 def match_data(path: Path) -> dict[str, Any]:
     """Everything the replay page shows, from a record file; :class:`RecordError` if the file
     cannot be read or does not verify."""
@@ -157,30 +202,11 @@ def match_data(path: Path) -> dict[str, Any]:
         elif kind == "match_end":
             match_end = {k: v for k, v in rec.items() if k != "type"}
         elif kind == "hand":
-            game = int(rec["game"])
+            clock = clocks.setdefault(int(rec["game"]), Clocks(control))
             try:
-                hand = hand_data(
-                    rules,
-                    deck=[Card.parse(text) for text in rec["deck"]],
-                    dealer=int(rec["dealer"]),
-                    scores=(int(rec["scores_before"][0]), int(rec["scores_before"][1])),
-                    actions=rec["actions"],
-                    clocks=clocks.setdefault(game, Clocks(control)),
-                )
+                hands.append(recorded_hand(rules, rec, clock))
             except (KeyError, TypeError, ValueError, IndexError) as err:
                 raise RecordError(str(path), number, f"{type(err).__name__}: {err}") from err
-            result = rec["result"]
-            after = list(hand["scores_before"])
-            if result.get("winner") is not None:
-                after[result["winner"]] += int(result["points"])
-            hand.update(
-                game=game,
-                hand=int(rec["hand"]),
-                result=result,
-                scores_after=after,
-                id=f"g{game + 1}-h{int(rec['hand']) + 1}",
-            )
-            hands.append(hand)
     for fault in faults:
         fault["name"] = names[fault["seat"]] if fault.get("seat") in (0, 1) else None
     return {

@@ -4,7 +4,8 @@
  * deadwood, the discard pile, the stock count, the decision and its time) was computed by the
  * rules engine when the page was generated. `new GinViewer(root, data)` renders `data` (the
  * format in docs/viewer.md) into `root`; `viewer.update(data)` redraws it with new data (a live
- * page appends hands and calls it), keeping the position. A card "?" is drawn face down.
+ * page appends hands and calls it), keeping the position. A card "?" is drawn face down; a
+ * hand with `masked` set (the live page's hand in play) has no melds, deadwood or result yet.
  * Text from the record (bot names, fault details) only ever goes through textContent.
  */
 "use strict";
@@ -247,6 +248,7 @@
       const extras = [`${data.names[hand.dealer]} deals`, `upcard ${hand.upcard}`];
       if (hand.knock_limit !== data.rules.knock_limit) extras.push(`knock limit ${hand.knock_limit}`);
       if (hand.multiplier !== 1) extras.push(`scores \u00d7${hand.multiplier}`);
+      if (hand.masked) extras.push("cards hidden");
       this.el["hand-title"].replaceChildren(
         h("strong", {}, `Game ${hand.game + 1}, hand ${hand.hand + 1}`),
         h("span", { class: "hand-of" }, ` (hand ${this.hand + 1} of ${data.hands.length})`),
@@ -261,7 +263,7 @@
       this.renderDecisions(hand);
       const faults = data.faults.filter((f) => f.game === hand.game && f.hand === hand.hand);
       this.el["hand-faults"].replaceChildren(...faults.map((f) => this.fault(f)));
-      this.el.result.replaceChildren(...(this.step === last ? this.result(hand) : []));
+      this.el.result.replaceChildren(...(this.step === last && hand.result ? this.result(hand) : []));
     }
 
     renderScoreboard(hand) {
@@ -269,7 +271,7 @@
       const game = hand ? hand.game : Infinity;
       const won = [0, 0];
       for (const g of data.games) if (g.game < game && g.winner !== null && g.winner !== undefined) won[g.winner] += 1;
-      const scores = !hand ? null : this.step === hand.steps.length - 1 ? hand.scores_after : hand.scores_before;
+      const scores = !hand ? null : this.step === hand.steps.length - 1 ? hand.scores_after || hand.scores_before : hand.scores_before;
       const head = h("tr", {}, h("th", {}, ""), h("th", {}, "games won"), scores ? h("th", {}, `game ${hand.game + 1}`) : null);
       const rows = [0, 1].map((seat) => h("tr", {},
         h("th", { class: `sb-name n${seat}` }, names[seat]),
@@ -294,7 +296,7 @@
       node.replaceChildren(
         h("div", { class: "seat-bar" },
           h("span", { class: `name n${seat}` }, names[seat]), ...badges,
-          h("span", { class: "deadwood" }, `deadwood ${s.deadwood}`),
+          h("span", { class: "deadwood" }, s.deadwood === null || s.deadwood === undefined ? `${s.deadwood_cards.length} cards` : `deadwood ${s.deadwood}`),
           h("span", { class: "clock" }, clock)),
         h("div", { class: "hand" },
           s.melds.map((m) => group(m, "meld")),
@@ -307,7 +309,7 @@
       const verb = a.text.split(" ")[0];
       const out = [h("strong", { class: `n${a.seat}` }, this.data.names[a.seat]), " "];
       const words = { pass_upcard: "passes the upcard", take_discard: "takes", draw_stock: "draws", discard: "discards", knock: "knocks, discarding", big_gin: "declares big gin" };
-      out.push(words[verb] || a.text, " ");
+      out.push(verb === "knock" && !a.card ? "knocks" : words[verb] || a.text, " ");
       if (a.card) out.push(card(a.card, "inline"));
       if (verb === "knock" && a.text.includes(" melds ")) out.push(" ", h("span", { class: "muted" }, "(declares " + a.text.split(" melds ")[1] + ")"));
       out.push(" ", h("span", { class: "muted" }, `in ${ms(a.ms)}`));
@@ -398,7 +400,7 @@
   }
 
   global.GinViewer = GinViewer;
-  global.GinCards = { card, cards };
+  global.GinCards = { card, cards, h };
   const boot = () => {
     const node = document.getElementById("gin-data");
     const root = document.getElementById("app");

@@ -1,0 +1,105 @@
+"""A tournament's side of the live page: which deals stay sealed, and the standings.
+
+Every game of a tournament deals from its ``deal_id`` (docs/tournaments.md): the two games of a
+duplicate pair share one, and a game interrupted before it is recorded is played again from
+the same one. So the cards of a hand may be shown only once no game still to be played deals
+from its ``deal_id``: :class:`TournamentFeed` seals every deal with a game not yet recorded,
+and unseals it when its last game is. Standings are recomputed from the store after each game,
+in a worker thread (the referee's loop never waits on SQLite or the rating fit); a game ending
+while they are computed asks for one more computation, not one per game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from referee.live.hub import LiveHub
+from referee.tournament.report import compute_standings, render
+from referee.tournament.runner import GameOutcome
+from referee.tournament.store import GameSpec, Store
+
+__all__ = ["TournamentFeed"]
+
+LOGGER = logging.getLogger(__name__)
+
+
+def standings_of(path: Path) -> dict[str, Any] | None:
+    """The ``results --format json`` standings of a store (None if it does not exist yet)."""
+    if not path.exists():
+        return None
+    store = Store.open(path)
+    try:
+        data: dict[str, Any] = json.loads(render(compute_standings(store.games()), "json"))
+        return data
+    finally:
+        store.close()
+
+
+class TournamentFeed:
+    """Seals the deals of unplayed games and publishes standings (see the module)."""
+
+    def __init__(self, hub: LiveHub, store_path: Path, games: Sequence[GameSpec]) -> None:
+        self.hub = hub
+        self.store_path = store_path
+        self.deal_of = {spec.game_id: spec.deal_id for spec in games}
+        self.left: Counter[str] = Counter(spec.deal_id for spec in games)
+        self._task: asyncio.Task[None] | None = None
+        self._again = False
+
+    def start(self) -> None:
+        """Seal every deal with a game not yet recorded; publish the standings so far."""
+        if self.store_path.exists():
+            store = Store.open(self.store_path)
+            try:
+                done = [row.spec.game_id for row in store.games() if row.status == "done"]
+            finally:
+                store.close()
+            for game_id in done:
+                deal_id = self.deal_of.get(game_id)
+                if deal_id is not None:
+                    self.left[deal_id] -= 1
+        self.hub.seal(deal for deal, n in self.left.items() if n > 0)
+        self.refresh()
+
+    def on_game(self, outcome: GameOutcome) -> None:
+        """A game is recorded: unseal its deal if it was the last to deal from it."""
+        deal_id = outcome.spec.deal_id
+        self.left[deal_id] -= 1
+        if self.left[deal_id] <= 0:
+            self.hub.unseal(deal_id)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute the standings in a thread (once more if a computation is running)."""
+        if self._task is not None and not self._task.done():
+            self._again = True
+            return
+        self._task = asyncio.ensure_future(self._compute())
+
+    async def _compute(self) -> None:
+        while True:
+            self._again = False
+            try:
+                standings = await asyncio.to_thread(standings_of, self.store_path)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the page goes without fresh standings; the games go on
+                LOGGER.exception("live standings not computed")
+                standings = None
+            if standings is not None:
+                self.hub.set_standings(standings)
+            if not self._again:
+                return
+
+    async def close(self) -> None:
+        """Wait for a computation in progress (its thread cannot be interrupted)."""
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

@@ -1,0 +1,357 @@
+"""The live state of the games in progress, and its fan-out to spectators as server-sent events.
+
+A :class:`LiveHub` is fed by each match's :data:`referee.match.Observer` (:meth:`observer`)
+and by the tournament (:meth:`set_standings`, :meth:`seal`/:meth:`unseal`); it turns that into
+events for the page, each encoded once and kept, so a spectator who connects gets the current
+state as a run of ready bytes (nothing is encoded per spectator but a ``config`` event with
+the card delay):
+
+- ``match``: a game's header data (names, rules, time control), its public faults (seat, kind,
+  where; the detail once the game's cards are shown), game and match results;
+- ``hand``: one hand in the replay page's form (:mod:`referee.view.replay_data`), masked while
+  its cards are withheld (:class:`~referee.live.public.PublicHand`), complete once released;
+- ``step``: one more step of a masked hand in play;
+- ``standings``: the tournament's standings (``gin-referee results --format json``);
+- ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept).
+
+**What is withheld** (docs/security.md): a hand's cards are released ``delay`` seconds after the
+hand ends, and not before its deal is unsealed: a tournament seals every deal that a game still
+to be played (a duplicate twin, or a game to be replayed after an interruption) will deal
+again. Until then the hand is shown as both seats see it.
+
+**Bounds:** at most ``max_spectators`` streams; a spectator whose unsent events exceed
+``queue_bytes`` is dropped (its stream closed) rather than buffered without limit. The
+observer only updates this state and appends bytes to queues, on the referee's event loop: it
+never waits, and an error in it is logged and stops that game's live feed, never the match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.live.public import PublicHand
+from referee.match import Observer
+from referee.rules import RuleSet
+from referee.view.replay_data import Clocks, recorded_hand
+
+__all__ = ["LiveConfig", "LiveHub", "Spectator", "TooManySpectators", "sse"]
+
+LOGGER = logging.getLogger(__name__)
+_GAME_KEYS = ("game", "winner", "how", "forfeit", "scores", "hands_won", "totals")
+_END_KEYS = ("winner", "reason", "interrupted", "games_played", "games_won", "points")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveConfig:
+    """The spectator server's limits and its card delay."""
+
+    delay: float = 10.0
+    """Seconds after a hand ends before its cards are shown (also the game's fault details)."""
+    max_spectators: int = 64
+    """Concurrent event streams; more are refused with 503."""
+    queue_bytes: int = 1 << 20
+    """Unsent bytes a spectator may fall behind by before it is dropped."""
+    keep_finished: int = 12
+    """Finished games kept on the page (older ones are dropped from it)."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.delay < 1e6:
+            raise ValueError(f"the spectator delay must be 0 or more seconds, got {self.delay}")
+        if self.max_spectators < 1:
+            raise ValueError(f"max spectators must be 1 or more, got {self.max_spectators}")
+        if self.queue_bytes < 1024 or self.keep_finished < 0:
+            raise ValueError("queue_bytes must be at least 1024 and keep_finished 0 or more")
+
+
+def sse(kind: str, payload: Any) -> bytes:
+    """One server-sent event (JSON has no raw newline, so one ``data`` line)."""
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return f"event: {kind}\ndata: {text}\n\n".encode()
+
+
+class TooManySpectators(Exception):
+    """The spectator cap is reached."""
+
+
+class Spectator:
+    """One event stream's queue of unsent bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._limit = limit
+        self._wake = asyncio.Event()
+        self.dropped = False
+        """Set when it fell too far behind (or the hub closed): its stream must end."""
+
+    def push(self, data: bytes) -> bool:
+        """Queue ``data``; False (and dropped) if that would exceed the limit."""
+        if self.dropped:
+            return False
+        if self._size + len(data) > self._limit:
+            self.drop()
+            return False
+        self._chunks.append(data)
+        self._size += len(data)
+        self._wake.set()
+        return True
+
+    def drop(self) -> None:
+        """End the stream: free the queue and wake the writer."""
+        self.dropped = True
+        self._chunks.clear()
+        self._size = 0
+        self._wake.set()
+
+    async def take(self, idle: float) -> bytes | None:
+        """Everything queued, as one chunk (empty after ``idle`` seconds with nothing new);
+        None once dropped."""
+        if not self._chunks and not self.dropped:
+            self._wake.clear()
+            try:
+                async with asyncio.timeout(idle):
+                    await self._wake.wait()
+            except TimeoutError:
+                return b""
+        if self.dropped:
+            return None
+        data = b"".join(self._chunks)
+        self._chunks.clear()
+        self._size = 0
+        return data
+
+
+@dataclass(slots=True)
+class _Match:
+    """One game on the page: its events as encoded bytes, and what is still withheld."""
+
+    id: str
+    meta: dict[str, Any]
+    rules: RuleSet | None = None
+    deal_id: str | None = None
+    meta_bytes: bytes = b""
+    hands: dict[str, bytes] = field(default_factory=dict)
+    steps: dict[str, list[bytes]] = field(default_factory=dict)
+    playing: PublicHand | None = None
+    clocks: dict[int, Clocks] = field(default_factory=dict)
+    start_clocks: dict[str, Clocks] = field(default_factory=dict)
+    withheld: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Hand id (or ``match`` for the fault details) -> what to release, with ``due`` set once
+    its delay has passed."""
+    details: list[str] = field(default_factory=list)
+    over: bool = False
+    broken: bool = False
+
+
+class LiveHub:
+    """Games in progress and the spectators' streams (see the module's docstring)."""
+
+    def __init__(self, config: LiveConfig | None = None) -> None:
+        self.config = config or LiveConfig()
+        self.matches: dict[str, _Match] = {}
+        self.spectators: set[Spectator] = set()
+        self.sealed: set[str] = set()
+        self.standings = b""
+        self.dropped = 0
+        """Spectators dropped for falling behind (since start)."""
+        self.peak = 0
+        """Most spectators at once."""
+        self._timers: set[asyncio.TimerHandle] = set()
+        self.closed = False
+
+    # ------------------------------------------------------------ spectators
+
+    def subscribe(self) -> tuple[Spectator, bytes]:
+        """A new stream and the current state to send first; :class:`TooManySpectators` at
+        the cap."""
+        if self.closed or len(self.spectators) >= self.config.max_spectators:
+            raise TooManySpectators()
+        spectator = Spectator(self.config.queue_bytes)
+        self.spectators.add(spectator)
+        self.peak = max(self.peak, len(self.spectators))
+        parts = [sse("config", {"delay": self.config.delay}), self.standings]
+        for match in self.matches.values():
+            parts.append(match.meta_bytes)
+            for hand, data in match.hands.items():
+                parts.append(data)
+                parts.extend(match.steps.get(hand, ()))
+        return spectator, b"".join(parts)
+
+    def unsubscribe(self, spectator: Spectator) -> None:
+        """Forget a stream (its writer ended)."""
+        self.spectators.discard(spectator)
+
+    def _publish(self, kind: str, payload: Any) -> bytes:
+        data = sse(kind, payload)
+        for spectator in list(self.spectators):
+            if not spectator.push(data):
+                self.dropped += 1
+                self.spectators.discard(spectator)
+        return data
+
+    # ------------------------------------------------------------ the tournament's side
+
+    def set_standings(self, standings: dict[str, Any]) -> None:
+        """Publish new standings."""
+        self.standings = self._publish("standings", standings)
+
+    def seal(self, deal_ids: Iterable[str]) -> None:
+        """Withhold the cards of every hand dealt from these deals until :meth:`unseal`."""
+        self.sealed.update(deal_ids)
+
+    def unseal(self, deal_id: str) -> None:
+        """No game still to be played deals from ``deal_id``: release what is due."""
+        self.sealed.discard(deal_id)
+        for match in list(self.matches.values()):
+            if match.deal_id == deal_id:
+                for key in [k for k, item in match.withheld.items() if item["due"]]:
+                    self._release(match, key)
+
+    def close(self) -> None:
+        """Stop: cancel the release timers and end every stream."""
+        self.closed = True
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        for spectator in self.spectators:
+            spectator.drop()
+        self.spectators.clear()
+
+    # ------------------------------------------------------------ the matches' side
+
+    def observer(self, match_id: str) -> Observer:
+        """The observer to give the recorder of match ``match_id``."""
+
+        def observe(event: dict[str, Any]) -> None:
+            match = self.matches.get(match_id)
+            if self.closed or (match is not None and match.broken):
+                return
+            try:
+                self._event(match_id, match, event)
+            except Exception:  # a bug here must not end the match: stop its feed
+                LOGGER.exception("live feed of %s stopped", match_id)
+                if match_id in self.matches:
+                    self.matches[match_id].broken = True
+
+        return observe
+
+    def _event(self, match_id: str, match: _Match | None, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "header":
+            match = self._add(match_id, event)
+        if match is None:
+            return
+        if kind == "seats":
+            match.meta["names"] = [str(n) for n in event["names"]]
+        elif kind == "deal":
+            game = int(event["game"])
+            clocks = match.clocks.setdefault(game, Clocks(match.meta.get("time_control")))
+            match.playing = PublicHand(event, clocks)
+            match.start_clocks[match.playing.id] = copy.deepcopy(clocks)
+            self._hand(match, match.playing.data)
+            return
+        elif kind == "action":
+            playing = match.playing
+            if playing is None or (playing.game, playing.hand) != (event["game"], event["hand"]):
+                raise ValueError(f"an action outside the hand in play: {event}")
+            step = playing.play(event)
+            data = self._publish("step", {"id": match.id, "hand": playing.id, "step": step})
+            match.steps[playing.id].append(data)
+            return
+        elif kind == "hand":
+            self._hand_over(match, event)
+            return
+        elif kind == "fault":
+            fault = {k: event.get(k) for k in ("seat", "kind", "game", "hand")}
+            seat = fault["seat"]
+            names = match.meta["names"]
+            fault["name"] = names[seat] if seat in (0, 1) else None
+            fault["detail"] = "(shown with the game's cards)"
+            match.meta["faults"].append(fault)
+            match.details.append(str(event.get("detail", "")))
+        elif kind == "game":
+            match.meta["games"].append({k: event.get(k) for k in _GAME_KEYS})
+        elif kind == "match_end":
+            match_end = {k: event.get(k) for k in _END_KEYS}  # not the deal key
+            match.meta.update(match_end=match_end, complete=True)
+            match.meta["status"] = "over"
+            match.over = True
+            self._withhold(match, "match", {})
+        self._meta(match)
+        if kind == "match_end":
+            self._trim()
+
+    def _add(self, match_id: str, header: dict[str, Any]) -> _Match:
+        rules = RuleSet.from_dict(header["rules"])
+        meta = {
+            "match_id": match_id,
+            "names": [str(n) for n in header.get("seats", ["seat 0", "seat 1"])],
+            "rules": header["rules"],
+            "time_control": header.get("time_control"),
+            "policy": header.get("policy"),
+            "games_planned": header.get("games"),
+            "faults": [],
+            "games": [],
+            "match_end": None,
+            "complete": False,
+            "status": "playing",
+        }
+        match = _Match(match_id, meta, rules, header.get("deal_id"))
+        self.matches[match_id] = match
+        return match
+
+    def _meta(self, match: _Match) -> None:
+        match.meta_bytes = self._publish("match", {"id": match.id, "data": match.meta})
+
+    def _hand(self, match: _Match, hand: dict[str, Any]) -> None:
+        match.hands[hand["id"]] = self._publish("hand", {"id": match.id, "hand": hand})
+        match.steps[hand["id"]] = []
+
+    def _hand_over(self, match: _Match, rec: dict[str, Any]) -> None:
+        playing = match.playing
+        if playing is None or (playing.game, playing.hand) != (rec["game"], rec["hand"]):
+            raise ValueError(f"a hand line for a hand not in play: {rec['game']}/{rec['hand']}")
+        match.playing = None
+        self._hand(match, playing.end(rec["result"]))
+        self._withhold(match, playing.id, rec)
+
+    def _withhold(self, match: _Match, key: str, rec: dict[str, Any]) -> None:
+        match.withheld[key] = {"due": False, "rec": rec}
+        loop = asyncio.get_running_loop()
+        timer: asyncio.TimerHandle
+
+        def due() -> None:
+            self._timers.discard(timer)
+            item = match.withheld.get(key)
+            if item is None or self.matches.get(match.id) is not match:
+                return
+            item["due"] = True
+            if match.deal_id not in self.sealed:
+                self._release(match, key)
+
+        timer = loop.call_later(self.config.delay, due)
+        self._timers.add(timer)
+
+    def _release(self, match: _Match, key: str) -> None:
+        item = match.withheld.pop(key)
+        if key == "match":
+            for fault, detail in zip(match.meta["faults"], match.details, strict=True):
+                fault["detail"] = detail
+            self._meta(match)
+            return
+        assert match.rules is not None
+        clocks = match.start_clocks.pop(key)
+        self._hand(match, recorded_hand(match.rules, item["rec"], clocks))
+
+    def _trim(self) -> None:
+        finished = [m for m in self.matches.values() if m.over]
+        for match in finished[: max(0, len(finished) - self.config.keep_finished)]:
+            del self.matches[match.id]
+            self._publish("drop", {"id": match.id})

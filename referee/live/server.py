@@ -1,0 +1,171 @@
+"""The spectators' HTTP server (aiohttp), on the referee's event loop, on its own address.
+
+Two resources, nothing else: ``GET /`` is the live page (one HTML document, the replay page's
+style and script and the live script inline, built once at start), ``GET /events`` the
+server-sent event stream of the :class:`~referee.live.hub.LiveHub`. A stream over the hub's cap
+is refused with 503; a stream whose spectator falls behind is ended by the hub; a write that
+cannot complete within ``write_timeout`` ends the stream too, so a client that stops reading
+costs a bounded buffer and never blocks anything else. Handlers do no work per event: the hub
+encodes each event once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import ipaddress
+from importlib import resources
+
+from aiohttp import web
+
+from referee.live.hub import LiveHub, TooManySpectators
+from referee.view.page import asset, page
+
+__all__ = ["LiveServer", "live_page", "parse_address"]
+
+PING_SECONDS = 15.0
+"""An idle stream gets an SSE comment this often (proxies and dead peers notice)."""
+
+_BODY = """<div id="live" class="live">
+<header class="live-top"><h1>gin-referee <span class="live-dot">live</span></h1>
+<span id="live-status" class="live-status" aria-live="polite">connecting...</span></header>
+<section id="standings" class="panel live-standings" aria-label="standings"></section>
+<nav id="games" class="live-games" aria-label="games"></nav>
+<p id="live-note" class="live-note"></p>
+</div>
+<div id="app"><noscript>The live page needs JavaScript.</noscript></div>"""
+
+
+def _live_asset(name: str) -> str:
+    return resources.files("referee.live").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def live_page() -> tuple[bytes, str]:
+    """The page's bytes and its Content-Security-Policy (the inline scripts by hash)."""
+    scripts = [asset("viewer.js"), _live_asset("live.js")]
+    text = page(
+        title="gin-referee live",
+        styles=[asset("viewer.css"), _live_asset("live.css")],
+        body=_BODY,
+        scripts=scripts,
+    )
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
+        for s in scripts
+    )
+    policy = (
+        f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
+        "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; "
+        "frame-ancestors 'none'"
+    )
+    return text.encode(), policy
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` (host 127.0.0.1), ``[v6]:PORT``; ValueError names
+    what is wrong."""
+    host, sep, port_text = text.strip().rpartition(":")
+    if not sep:
+        host, port_text = "", text.strip()
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        why = f"the port {port_text!r} is not a number"
+        raise ValueError(f"spectator address {text!r}: {why}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"spectator address {text!r}: port {port} is out of range")
+    if host != "localhost":
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise ValueError(f"spectator address {text!r}: {host!r} is not an IP address") from None
+    return host, port
+
+
+class LiveServer:
+    """Serves a hub's page and event stream on ``host:port`` (port 0: any free port)."""
+
+    def __init__(
+        self, hub: LiveHub, host: str = "127.0.0.1", port: int = 0, *, write_timeout: float = 10.0
+    ) -> None:
+        self.hub = hub
+        self.host, self.port = host, port
+        self.write_timeout = write_timeout
+        self._page, self._policy = live_page()
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> str:
+        """Bind and serve; returns the page's URL."""
+        app = web.Application(client_max_size=1024)
+        app.router.add_get("/", self._index)
+        app.router.add_get("/events", self._events)
+        runner = web.AppRunner(
+            app, access_log=None, keepalive_timeout=15.0, max_field_size=4096, shutdown_timeout=2.0
+        )
+        await runner.setup()
+        self._runner = runner
+        try:
+            site = web.TCPSite(runner, self.host, self.port, backlog=64)
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            self._runner = None
+            raise
+        server = site._server  # the bound socket's port, when 0 was asked
+        sockets = getattr(server, "sockets", None) or []
+        port = sockets[0].getsockname()[1] if sockets else self.port
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"http://{host}:{port}/"
+        return self.url
+
+    async def close(self) -> None:
+        """End every stream and stop serving."""
+        self.hub.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Content-Security-Policy": self._policy,
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+            "Cache-Control": "no-store",
+        }
+
+    async def _index(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=self._page, content_type="text/html", charset="utf-8", headers=self._headers()
+        )
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        try:
+            spectator, first = self.hub.subscribe()
+        except TooManySpectators:
+            return web.Response(
+                status=503,
+                text=f"too many spectators (at most {self.hub.config.max_spectators})\n",
+                headers={"Retry-After": "30"},
+            )
+        response = web.StreamResponse(
+            headers={**self._headers(), "Content-Type": "text/event-stream; charset=utf-8"}
+        )
+        try:
+            async with asyncio.timeout(self.write_timeout):
+                await response.prepare(request)
+                await response.write(b"retry: 3000\n\n" + first)
+            del first
+            while True:
+                chunk = await spectator.take(PING_SECONDS)
+                if chunk is None:
+                    break
+                async with asyncio.timeout(self.write_timeout):
+                    await response.write(chunk or b": ping\n\n")
+        except (TimeoutError, ConnectionError):
+            pass  # a spectator that stopped reading or went away: its stream ends
+        finally:
+            self.hub.unsubscribe(spectator)
+        return response

@@ -1,0 +1,126 @@
+/* gin-referee live page: follows the referee's server-sent events (referee/live/hub.py) and
+ * draws the chosen game with the replay page's GinViewer (viewer.js, inlined before this).
+ *
+ * Events: `config` (the card delay), `match` (a game's header data and results), `hand` (one
+ * hand in the replay data's form, masked while its cards are withheld), `step` (one more step of
+ * a masked hand), `standings`, `drop` (a game leaves the page). On (re)connection the server
+ * sends the whole current state first, so the page starts from nothing each time.
+ * Text from bots and the record only ever goes through textContent (GinCards.h).
+ */
+"use strict";
+
+(function (global) {
+  const h = global.GinCards.h;
+  const games = new Map();
+  let viewer = null, shown = null, pending = false, delay = null;
+  const el = (id) => document.getElementById(id);
+
+  function game(id) {
+    let data = games.get(id);
+    if (!data) {
+      data = { match_id: id, names: ["?", "?"], hands: [], faults: [], games: [], match_end: null, status: "playing" };
+      games.set(id, data);
+    }
+    return data;
+  }
+
+  const handlers = {
+    config(msg) { delay = msg.delay; },
+    match(msg) { const data = game(msg.id); Object.assign(data, msg.data, { hands: data.hands }); },
+    hand(msg) {
+      const hands = game(msg.id).hands, i = hands.findIndex((x) => x.id === msg.hand.id);
+      if (i >= 0) hands[i] = msg.hand;
+      else {
+        hands.push(msg.hand);
+        hands.sort((a, b) => a.game - b.game || a.hand - b.hand);
+      }
+    },
+    step(msg) {
+      const hand = game(msg.id).hands.find((x) => x.id === msg.hand);
+      if (hand) hand.steps.push(msg.step);
+    },
+    drop(msg) { games.delete(msg.id); },
+    standings(msg) { renderStandings(msg); },
+  };
+
+  function later() {
+    if (pending) return;
+    pending = true;
+    setTimeout(() => { pending = false; render(); }, 0);
+  }
+
+  function label(data) {
+    const end = data.match_end, names = data.names;
+    if (data.status !== "over") {
+      const hand = data.hands[data.hands.length - 1];
+      return hand ? `game ${hand.game + 1}, hand ${hand.hand + 1}` : "starting";
+    }
+    if (!end) return "over";
+    return end.winner === null || end.winner === undefined ? "draw" : `${names[end.winner]} wins`;
+  }
+
+  function renderGames() {
+    const list = [...games.values()];
+    const playing = list.filter((d) => d.status !== "over"), over = list.filter((d) => d.status === "over");
+    if (!shown || !games.has(shown)) shown = (playing[0] || over[over.length - 1] || {}).match_id || null;
+    const button = (d) => h("button", { type: "button", class: "live-game " + (d.status === "over" ? "over" : "playing") + (d.match_id === shown ? " current" : ""),
+      "data-id": d.match_id, "aria-pressed": d.match_id === shown ? "true" : "false", onclick: () => { shown = d.match_id; render(true); } },
+      h("span", { class: "lg-names" }, `${d.names[0]} vs ${d.names[1]}`),
+      h("span", { class: "lg-state" }, `${d.status === "over" ? "over" : "playing"} \u00b7 ${label(d)}`));
+    el("games").replaceChildren(
+      h("span", { class: "lg-head" }, `${playing.length} in play`), ...playing.map(button),
+      over.length ? h("span", { class: "lg-head" }, "finished") : null, ...over.slice().reverse().map(button));
+  }
+
+  function render(switched) {
+    renderGames();
+    const wait = delay === null ? "" : delay > 0 ? `${delay} s after its hand ends` : "when its hand ends";
+    el("live-note").textContent = wait && `Cards are face down while a hand is in play; they are shown ${wait}, once no game still to be played deals the same cards.`;
+    const data = shown && games.get(shown);
+    if (!data) {
+      if (viewer) { viewer = null; el("app").replaceChildren(h("p", { class: "live-empty" }, "No game yet.")); }
+      else el("app").replaceChildren(h("p", { class: "live-empty" }, "No game yet."));
+      return;
+    }
+    if (!viewer) {
+      viewer = new global.GinViewer(el("app"), data);
+      switched = true;
+    }
+    const follow = switched || atEnd();
+    viewer.update(data);
+    if (follow) viewer.go(data.hands.length - 1, Infinity, false);
+  }
+
+  function atEnd() {
+    const d = viewer.data, hand = d.hands[viewer.hand];
+    return !hand || (viewer.hand === d.hands.length - 1 && viewer.step >= hand.steps.length - 1);
+  }
+
+  function elo(x) { return x === null || x === undefined ? "n/a" : (x > 0 ? "+" : "") + x.toFixed(0); }
+
+  function renderStandings(s) {
+    const head = h("tr", {}, ...["#", "bot", "games", "W-D-L", "score", "rating", "95% interval", "faults"].map((t) => h("th", {}, t)));
+    const rows = s.bots.map((b, i) => h("tr", {},
+      h("td", { class: "num" }, String(i + 1)), h("th", { class: "bot" }, b.name), h("td", { class: "num" }, String(b.games)),
+      h("td", { class: "num" }, `${b.wins}-${b.draws}-${b.losses}`), h("td", { class: "num" }, b.score.toFixed(3)),
+      h("td", { class: "num" }, elo(b.rating)), h("td", { class: "num" }, b.rating === null ? "" : `${elo(b.rating_low)} .. ${elo(b.rating_high)}`),
+      h("td", { class: "num" }, String(b.faults))));
+    el("standings").replaceChildren(
+      h("h2", {}, `Standings \u00b7 ${s.games_done} of ${s.games_total} games played`),
+      h("table", { class: "live-table" }, head, ...rows));
+  }
+
+  function connect() {
+    const source = new EventSource("events");
+    source.onopen = () => { games.clear(); el("live-status").textContent = "live"; el("live-status").className = "live-status on"; };
+    source.onerror = () => { el("live-status").textContent = "reconnecting\u2026"; el("live-status").className = "live-status off"; };
+    for (const [kind, handle] of Object.entries(handlers)) {
+      source.addEventListener(kind, (event) => { handle(JSON.parse(event.data)); later(); });
+    }
+    global.liveSource = source;
+  }
+
+  global.GinLive = { games, render: () => render(), viewer: () => viewer, shown: () => shown };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", connect);
+  else connect();
+})(window);

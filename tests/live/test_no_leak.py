@@ -1,0 +1,184 @@
+"""The attack: a bot's operator opens the spectator page during a real tournament and keeps
+every byte it sends. No card that is unseen in a running hand may reach it.
+
+A real tournament (duplicate deals: each game's twin, on the same cards, is played after it;
+real bot processes) runs with the real live server; a real HTTP client subscribes before the
+first game. The test taps the match's observer itself (the ledger: when each hand was dealt,
+each decision made and each hand ended, and which cards were public after each decision) and
+checks every event the spectator received against it:
+
+- a masked hand or step may name only the cards public at that step (the first upcard and the
+  cards discarded face up so far), and may arrive only after that step was played;
+- a hand's full cards may arrive only ``DELAY`` seconds after the hand ended and after every
+  game dealt from the same deal (its duplicate twin) was recorded, and must be the record's;
+- nothing else (header data, results, standings) may name a card at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from referee.live import LiveConfig, Spectating
+from referee.live.server import live_page
+from referee.match import Observer
+from referee.tournament.config import load_config
+from referee.tournament.runner import GameOutcome, TournamentRun, schedule
+from referee.view.replay_data import match_data
+from tests.e2e.helpers import GREEDY, RANDOM
+from tests.live.spectator import Event, Spectator, cards_in
+from tests.tournament.test_tournament_e2e import write_config
+
+pytestmark = pytest.mark.timeout(240)
+
+DELAY = 0.5
+
+
+class Ledger:
+    """What the matches told the live hub, and when (taken before the hub is told)."""
+
+    def __init__(self) -> None:
+        self.steps: dict[tuple[str, str], list[tuple[float, frozenset[str]]]] = {}
+        """(match, hand id) -> (time, cards public after it) of the deal and every decision."""
+        self.ended: dict[tuple[str, str], float] = {}
+        self.deal_of: dict[str, str] = {}
+        self.recorded: dict[str, list[float]] = defaultdict(list)
+        """deal id -> when each game dealt from it was recorded."""
+        self.dealt = asyncio.Event()
+        """Set at the first deal."""
+
+    def tap(self, match_id: str, inner: Observer) -> Observer:
+        def observe(event: dict[str, Any]) -> None:
+            now = time.monotonic()
+            kind = event["type"]
+            if kind == "header":
+                self.deal_of[match_id] = event["deal_id"]
+            elif kind in ("deal", "action", "hand"):
+                key = (match_id, f"g{event['game'] + 1}-h{event['hand'] + 1}")
+                if kind == "deal":
+                    self.steps[key] = [(now, frozenset({event["upcard"]}))]
+                    self.dealt.set()
+                elif kind == "action":
+                    public = set(self.steps[key][-1][1])
+                    verb, _, rest = event["action"].partition(" ")
+                    if verb == "discard":
+                        public.add(rest)
+                    self.steps[key].append((now, frozenset(public)))
+                else:
+                    self.ended[key] = now
+            inner(event)
+
+        return observe
+
+
+def check_masked(ledger: Ledger, event: Event, key: tuple[str, str], step: int) -> None:
+    at, public = ledger.steps[key][step]
+    assert event.at >= at, f"{key} step {step} arrived before it was played"
+    leaked = cards_in(event.raw) - public
+    assert not leaked, f"{key} step {step}: unseen cards {sorted(leaked)} in {event.raw[:400]}"
+
+
+def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
+    bots = [("greedy", GREEDY), ("random", RANDOM)]
+    config = load_config(write_config(tmp_path / "t.toml", bots, games=4, concurrency=1))
+    assert config.duplicate
+    out = tmp_path / "out"
+    games = schedule(config)
+    ledger = Ledger()
+    events = asyncio.run(_spectate(config, out, games, ledger))
+
+    expected: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in sorted((out / "games").glob("*.jsonl")):
+        for hand in match_data(record)["hands"]:
+            expected[(record.stem, hand["id"])] = hand
+    per_deal = Counter(spec.deal_id for spec in games)
+
+    seen_steps: dict[tuple[str, str], int] = {}
+    full: set[tuple[str, str]] = set()
+    masked_steps = held_by_twin = 0
+    for event in events:
+        data = event.data
+        if event.kind == "hand":
+            hand = data["hand"]
+            key = (data["id"], hand["id"])
+            if hand.get("masked"):
+                step = len(hand["steps"]) - 1
+                check_masked(ledger, event, key, step)
+                seen_steps[key] = step
+                masked_steps += 1
+            else:
+                deal_id = ledger.deal_of[key[0]]
+                twins = ledger.recorded[deal_id]
+                assert len(twins) == per_deal[deal_id], f"{key} shown before its twin was played"
+                assert event.at >= max(twins), f"{key} shown before every twin was recorded"
+                assert event.at >= ledger.ended[key] + DELAY, f"{key} shown before end + delay"
+                assert json.loads(json.dumps(expected[key])) == hand, f"{key} differs"
+                held_by_twin += max(twins) > ledger.ended[key] + DELAY
+                full.add(key)
+        elif event.kind == "step":
+            key = (data["id"], data["hand"])
+            seen_steps[key] += 1
+            check_masked(ledger, event, key, seen_steps[key])
+            masked_steps += 1
+        else:
+            assert event.kind in ("config", "match", "standings", "drop"), event.kind
+            assert cards_in(event.raw) == set(), f"a card in a {event.kind} event: {event.raw}"
+    # Not vacuous: every hand of every game was followed live, then shown in full.
+    assert full == set(expected) and len(expected) >= 4
+    assert {key: n + 1 for key, n in seen_steps.items()} == {
+        key: len(steps) for key, steps in ledger.steps.items()
+    }
+    assert masked_steps > 4 * len(expected)
+    assert held_by_twin > 0, "no hand was ever held back for its twin: the test proves less"
+
+
+async def _spectate(config: Any, out: Path, games: Any, ledger: Ledger) -> list[Event]:
+    """Run the tournament with a spectator subscribed from before the first game to after the
+    last release; returns every event it received."""
+    live = Spectating("127.0.0.1", 0, LiveConfig(delay=DELAY), out / "tournament.sqlite", games)
+    hands_total = 0
+    all_released = asyncio.Event()
+    full: set[tuple[str, str]] = set()
+
+    def check_released() -> None:
+        if hands_total and len(full) >= hands_total:
+            all_released.set()
+
+    def on_event(event: Event) -> None:
+        if event.kind == "hand" and not event.data["hand"].get("masked"):
+            full.add((event.data["id"], event.data["hand"]["id"]))
+        check_released()
+
+    def on_game(outcome: GameOutcome) -> None:
+        ledger.recorded[outcome.spec.deal_id].append(time.monotonic())
+        live.on_game(outcome)
+
+    spectator = Spectator("", on_event=on_event)
+    page, _ = live_page()
+    async with aiohttp.ClientSession() as session, live:
+        spectator.url = live.url + "events"
+        listener = asyncio.ensure_future(spectator.run(session))
+        await asyncio.wait_for(spectator.connected.wait(), 30)
+        assert spectator.status == 200
+        run = TournamentRun(
+            config, out, on_game=on_game, observe=lambda mid: ledger.tap(mid, live.observe(mid))
+        )
+        playing = asyncio.ensure_future(run.run())
+        await asyncio.wait({playing, asyncio.ensure_future(ledger.dealt.wait())},
+                           return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+        async with session.get(live.url) as resp:
+            assert resp.status == 200 and await resp.read() == page  # no game data in it
+        await playing
+        hands_total = len(ledger.ended)
+        check_released()
+        await asyncio.wait_for(all_released.wait(), 30)
+    await asyncio.wait_for(listener, 30)  # the server closed: the stream ends
+    assert spectator.leftover() == b""
+    return spectator.events
