@@ -300,7 +300,7 @@ class LiveHub:
             "faults": [],
             "games": [],
             "match_end": None,
-            "complete": False,
+            "complete": None,
             "status": "playing",
         }
         match = _Match(match_id, meta, rules, header.get("deal_id"))

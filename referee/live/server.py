@@ -153,6 +153,7 @@ class LiveServer:
         response = web.StreamResponse(
             headers={**self._headers(), "Content-Type": "text/event-stream; charset=utf-8"}
         )
+        stalled = True
         try:
             async with asyncio.timeout(self.write_timeout):
                 await response.prepare(request)
@@ -161,11 +162,17 @@ class LiveServer:
             while True:
                 chunk = await spectator.take(PING_SECONDS)
                 if chunk is None:
+                    stalled = not self.hub.closed  # dropped for falling behind, or shutdown
                     break
                 async with asyncio.timeout(self.write_timeout):
                     await response.write(chunk or b": ping\n\n")
         except (TimeoutError, ConnectionError):
-            pass  # a spectator that stopped reading or went away: its stream ends
+            pass  # a spectator that stopped reading or went away
         finally:
             self.hub.unsubscribe(spectator)
+        # Dropped, too slow or gone: close the connection at once, discarding what is buffered
+        # for it (waiting for a client that does not read would hold the handler). At shutdown
+        # the stream ends cleanly.
+        if stalled and request.transport is not None:
+            request.transport.abort()
         return response

@@ -12,7 +12,7 @@
 (function (global) {
   const h = global.GinCards.h;
   const games = new Map();
-  let viewer = null, shown = null, pending = false, delay = null;
+  let viewer = null, shown = null, pending = false, delay = null, mark = null;
   const el = (id) => document.getElementById(id);
 
   function game(id) {
@@ -69,7 +69,7 @@
       h("span", { class: "lg-state" }, `${d.status === "over" ? "over" : "playing"} \u00b7 ${label(d)}`));
     el("games").replaceChildren(
       h("span", { class: "lg-head" }, `${playing.length} in play`), ...playing.map(button),
-      over.length ? h("span", { class: "lg-head" }, "finished") : null, ...over.slice().reverse().map(button));
+      ...(over.length ? [h("span", { class: "lg-head" }, "finished")] : []), ...over.slice().reverse().map(button));
   }
 
   function render(switched) {
@@ -86,14 +86,13 @@
       viewer = new global.GinViewer(el("app"), data);
       switched = true;
     }
-    const follow = switched || atEnd();
+    // Follow the game while the viewer stands where the last render's end was (the newest
+    // step); once the reader steps back, leave the position alone until they return there.
+    const follow = switched || !mark || (viewer.hand === mark.hand && viewer.step === mark.step);
     viewer.update(data);
-    if (follow) viewer.go(data.hands.length - 1, Infinity, false);
-  }
-
-  function atEnd() {
-    const d = viewer.data, hand = d.hands[viewer.hand];
-    return !hand || (viewer.hand === d.hands.length - 1 && viewer.step >= hand.steps.length - 1);
+    const last = data.hands.length - 1;
+    if (follow) viewer.go(last, Infinity, false);
+    mark = { hand: last, step: last >= 0 ? data.hands[last].steps.length - 1 : 0 };
   }
 
   function elo(x) { return x === null || x === undefined ? "n/a" : (x > 0 ? "+" : "") + x.toFixed(0); }

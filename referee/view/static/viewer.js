@@ -390,6 +390,7 @@
 
     matchEnd() {
       const end = this.data.match_end, names = this.data.names;
+      if (!end && this.data.status === "playing") return [h("p", { class: "match-end" }, "The match is in progress.")];
       if (!end) return [h("p", { class: "match-end" }, "The record ends here without a match end (the match was cut short).")];
       const who = end.winner === null || end.winner === undefined ? "a draw" : `${names[end.winner]} wins the match`;
       return [h("div", { class: "match-end" },

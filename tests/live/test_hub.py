@@ -1,0 +1,132 @@
+"""The live hub fed with the events of real recorded matches: sealed deals, withheld fault
+details, and a broken feed that stops its game's page, never the match."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.live import LiveConfig, LiveHub
+from referee.live.hub import Spectator as Queue
+from referee.match import read_record_lines
+from referee.rules import Card, HandState, RuleSet, apply, deal, parse_action
+from referee.view.replay_data import match_data
+from tests.e2e.helpers import GREEDY, RANDOM, bad, play
+from tests.live.spectator import Event, Spectator, cards_in
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def public(state: HandState) -> dict[str, Any]:
+    """The public part of a state that the match's events carry."""
+    return {"to_act": None if state.is_over else state.to_act, "phase": str(state.phase),
+            "stock": state.stock_size}  # fmt: skip
+
+
+def events_of(record: Path) -> list[dict[str, Any]]:
+    """The observer's events of a recorded match, rebuilt from its record: its lines, each hand
+    line preceded by the ``deal`` and ``action`` events the match emitted while playing it."""
+    events: list[dict[str, Any]] = []
+    rules = RuleSet.preset("standard")
+    for _, rec in read_record_lines(record):
+        if rec["type"] == "header":
+            rules = RuleSet.from_dict(rec["rules"])
+        if rec["type"] == "hand":
+            where = {"game": rec["game"], "hand": rec["hand"]}
+            deck = [Card.parse(text) for text in rec["deck"]]
+            state = deal(rules, deck, dealer=rec["dealer"], scores=tuple(rec["scores_before"]))
+
+            events.append({"type": "deal", **where, "dealer": rec["dealer"],
+                           "upcard": str(state.upcard), "scores": rec["scores_before"],
+                           "knock_limit": state.knock_limit, "multiplier": state.multiplier,
+                           **public(state)})  # fmt: skip
+            for seat, text, ms in rec["actions"]:
+                state = apply(state, parse_action(text))
+                events.append({"type": "action", **where, "seat": seat, "action": text,
+                               "ms": ms, **public(state)})  # fmt: skip
+        events.append(rec)
+    return events
+
+
+async def drain(queue: Queue) -> list[Event]:
+    """The events queued for a spectator, after letting due timers run."""
+    for _ in range(3):
+        await asyncio.sleep(0)  # one loop pass each: the hub's zero-delay timers fire
+    reader = Spectator("")
+    data = await queue.take(0.0)
+    assert data is not None
+    reader._parse(data, 0.0)
+    return reader.events
+
+
+@pytest.fixture(scope="module")
+def faulty_record(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real 2-game match in which one bot plays an illegal move in its first game."""
+    out = tmp_path_factory.mktemp("match")
+    result = asyncio.run(play(GREEDY, bad("illegal", 6), out, games=2))
+    assert result.record_path is not None
+    return Path(result.record_path)
+
+
+@pytest.mark.asyncio
+async def test_a_sealed_deal_keeps_its_cards_until_unsealed(tmp_path: Path) -> None:
+    result = await play(GREEDY, RANDOM, tmp_path, games=2)
+    assert result.record_path is not None
+    record = Path(result.record_path)
+    events = events_of(record)
+    hub = LiveHub(LiveConfig(delay=0.0))
+    queue, first = hub.subscribe()
+    assert cards_in(first.decode()) == set()
+    deal_id = events[0]["deal_id"]
+    hub.seal([deal_id])
+    observe = hub.observer("m1")
+    for event in events:
+        observe(event)
+    sealed = await drain(queue)
+    hands = [e.data["hand"] for e in sealed if e.kind == "hand"]
+    assert hands and all(h["masked"] for h in hands)
+    assert all(set(h["steps"][-1]["seats"][0]["deadwood_cards"]) == {"?"} for h in hands)
+    hub.unseal(deal_id)
+    shown = [e.data["hand"] for e in await drain(queue) if e.kind == "hand"]
+    assert shown == json.loads(json.dumps(match_data(record)["hands"]))
+
+
+@pytest.mark.asyncio
+async def test_a_faults_detail_waits_for_the_games_cards(faulty_record: Path) -> None:
+    events = events_of(faulty_record)
+    faults = [e for e in events if e["type"] == "fault"]
+    assert faults and all(f["detail"] for f in faults)
+    hub = LiveHub(LiveConfig(delay=0.0))
+    hub.seal([events[0]["deal_id"]])
+    queue, _ = hub.subscribe()
+    observe = hub.observer("m1")
+    for event in events:
+        observe(event)
+    shown = [e.data["data"]["faults"] for e in await drain(queue) if e.kind == "match"]
+    assert shown[-1] and [f["kind"] for f in shown[-1]] == [f["kind"] for f in faults]
+    assert {f["detail"] for faults_now in shown for f in faults_now} == {
+        "(shown with the game's cards)"
+    }
+    hub.unseal(events[0]["deal_id"])
+    released = [e.data["data"] for e in await drain(queue) if e.kind == "match"]
+    assert [f["detail"] for f in released[-1]["faults"]] == [f["detail"] for f in faults]
+
+
+@pytest.mark.asyncio
+async def test_a_broken_feed_stops_its_game_not_the_match(faulty_record: Path) -> None:
+    events = events_of(faulty_record)
+    hub = LiveHub(LiveConfig(delay=0.0))
+    queue, _ = hub.subscribe()
+    broken, healthy = hub.observer("broken"), hub.observer("healthy")
+    broken(events[0])
+    broken({**events[2], "type": "action"})  # an action before any deal: a feed bug
+    for event in events:
+        broken(event)  # ignored from now on, and never raises into the match
+        healthy(event)
+    assert hub.matches["broken"].broken and not hub.matches["healthy"].broken
+    ids = {e.data["id"] for e in await drain(queue) if e.kind in ("hand", "step")}
+    assert ids == {"healthy"}

@@ -1,0 +1,149 @@
+"""The live page in a real headless Chromium, during a real tournament of real bot processes:
+it loads, shows a game in progress with its cards face down, and updates when a game ends."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from referee.live import LiveConfig, Spectating
+from referee.tournament.config import load_config
+from referee.tournament.runner import GameOutcome, TournamentRun, schedule
+from tests.e2e.helpers import BOTS, RANDOM
+from tests.tournament.test_tournament_e2e import write_config
+from tests.view.browser import Browser, Page
+
+pytestmark = pytest.mark.timeout(240)
+
+PONDER = f"{sys.executable} {BOTS / 'ponder_bot.py'} 0.12"
+
+
+class Background:
+    """A tournament with its live page, run on an event loop in a thread; the page stays up
+    until :meth:`stop`, after the last game."""
+
+    def __init__(self, out: Path, config_path: Path) -> None:
+        self.out = out
+        self.config = load_config(config_path)
+        self.url = ""
+        self.ready = threading.Event()
+        self.finished = threading.Event()
+        self.error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._main, daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._run())
+        except BaseException as err:  # reported to the test by stop()
+            self.error = err
+        finally:
+            self.ready.set()
+            self.finished.set()
+
+    async def _run(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        games = schedule(self.config)
+        live = Spectating("127.0.0.1", 0, LiveConfig(delay=0.5), self.out / "tournament.sqlite",
+                          games)  # fmt: skip
+        async with live:
+            self.url = live.url
+            self.ready.set()
+
+            def on_game(outcome: GameOutcome) -> None:
+                live.on_game(outcome)
+
+            run = TournamentRun(self.config, self.out, on_game=on_game, observe=live.observe)
+            await run.run()
+            self.finished.set()
+            await self._stop.wait()
+
+    def stop(self) -> None:
+        """Close the page and join the thread; re-raise what went wrong in it."""
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(60)
+        if self.error is not None:
+            raise self.error
+
+
+@pytest.fixture
+def tournament(tmp_path: Path) -> Iterator[Background]:
+    """Two games (a duplicate pair) of a slow greedy bot against the random one."""
+    bots = [("ponder", PONDER), ("random", RANDOM)]
+    path = write_config(tmp_path / "t.toml", bots, games=2, concurrency=1)
+    background = Background(tmp_path / "out", path)
+    assert background.ready.wait(60)
+    try:
+        yield background
+    finally:
+        background.stop()
+
+
+def wait_for(page: Page, condition: str, seconds: float = 25.0) -> None:
+    """Let the page check ``condition`` (a JavaScript expression) until it holds."""
+    page.eval(
+        "new Promise((done, fail) => { const t0 = Date.now(); (function check() {"
+        f" if ({condition}) done(true);"
+        f" else if (Date.now() - t0 > {seconds * 1000})"
+        f" fail(new Error('timed out: ' + {json.dumps(condition)}));"
+        " else setTimeout(check, 50); })(); })"
+    )  # fmt: skip
+
+
+CARDS = "[...document.querySelectorAll('{0} .card')].map(c => c.dataset.card)"
+
+
+def test_the_live_page_follows_a_game_and_updates_when_games_end(
+    browser: Browser, tournament: Background, shots: Path
+) -> None:
+    page = browser.open(tournament.url)
+    wait_for(page, "document.querySelectorAll('#games .live-game.playing').length === 1"
+                   " && document.querySelectorAll('#decisions li').length >= 4")  # fmt: skip
+    assert page.text("#live-status") == "live"
+    assert page.text("#title") == "ponder vs random-bot"
+    assert re.search(r"playing · game 1, hand \d+$", page.text("#games .live-game.playing"))
+    # A hand in play: both hands face down, the discard pile and the stock public.
+    for seat in (0, 1):
+        hidden = page.eval(CARDS.format(f"#seat-{seat} .hand"))
+        assert hidden and set(hidden) == {"?"}, hidden
+    assert "?" not in page.eval(CARDS.format("#pile"))  # (empty just after a take)
+    assert "cards hidden" in page.text("#hand-title")
+    assert "stock" in page.text("#stock")
+    assert "Cards are face down while a hand is in play" in page.text("#live-note")
+    page.screenshot(shots / "live-running.png", full_page=False)
+    # The first game ends: the list and the standings change without a reload.
+    wait_for(page, "document.querySelectorAll('#games .live-game.over').length === 1", 90)
+    wait_for(page, "document.querySelector('#standings h2').innerText.includes('1 of 2 games')")
+    over = page.text("#games .live-game.over")
+    assert "wins" in over or "draw" in over
+    rows = page.eval("[...document.querySelectorAll('#standings tr')].slice(1)"
+                     ".map(r => r.cells[1].innerText)")  # fmt: skip
+    assert sorted(rows) == ["ponder", "random"]
+    # Its twin, on the same cards, is being played: the first game's cards stay hidden.
+    page.eval("document.querySelector('#games .live-game.over').click()")
+    wait_for(page, "document.querySelector('#games .live-game.over.current') !== null")
+    assert set(page.eval(CARDS.format("#seat-0 .hand"))) == {"?"}
+    # Both games over and recorded: every hand is shown face up, standings complete.
+    wait_for(page, "document.querySelector('#standings h2').innerText.includes('2 of 2 games')",
+             120)  # fmt: skip
+    assert tournament.finished.wait(30)
+    wait_for(page, "[...GinLive.games.values()].every(g => g.hands.every(h => !h.masked))")
+    page.eval("document.querySelector('#games .live-game.over').click()")
+    wait_for(page, "!document.querySelector('#seat-0 .hand .card.back')")
+    shown = page.eval(CARDS.format("#seat-0 .hand")) + page.eval(CARDS.format("#seat-1 .hand"))
+    assert len(shown) >= 20 and "?" not in shown
+    assert "Match over" in page.text("#result")
+    page.screenshot(shots / "live-finished.png", full_page=False)
+    assert page.errors() == []
+    assert all(url.startswith(tournament.url) for url in page.requested_urls())

@@ -1,0 +1,123 @@
+"""The spectator server's bounds, over real HTTP on 127.0.0.1: the cap on streams, a spectator
+that stops reading (dropped, its stream closed, never buffered without limit), the address."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from referee.cli import main
+from referee.live import LiveConfig, LiveHub, LiveServer, parse_address
+from tests.live.spectator import Event, Spectator
+
+pytestmark = pytest.mark.timeout(60)
+
+STANDINGS = {"games_done": 0, "games_total": 2, "bots": []}
+
+
+@pytest.mark.asyncio
+async def test_streams_over_the_cap_are_refused_and_the_others_served() -> None:
+    hub = LiveHub(LiveConfig(max_spectators=2))
+    server = LiveServer(hub)
+    url = await server.start()
+    got = [asyncio.get_running_loop().create_future() for _ in range(2)]
+
+    def waiter(i: int) -> Callable[[Event], None]:
+        def on_event(event: Event) -> None:
+            if event.kind == "standings" and not got[i].done():
+                got[i].set_result(event.data)
+
+        return on_event
+
+    try:
+        async with aiohttp.ClientSession() as session:
+            spectators = [Spectator(url + "events", on_event=waiter(i)) for i in range(2)]
+            tasks = [asyncio.ensure_future(s.run(session)) for s in spectators]
+            for s in spectators:
+                await asyncio.wait_for(s.connected.wait(), 10)
+            async with session.get(url + "events") as refused:
+                assert refused.status == 503
+                assert "too many spectators (at most 2)" in await refused.text()
+            hub.set_standings(STANDINGS)
+            assert await asyncio.wait_for(asyncio.gather(*got), 10) == [STANDINGS, STANDINGS]
+            assert hub.peak == 2 and hub.dropped == 0
+            await server.close()  # ends both streams
+            await asyncio.wait_for(asyncio.gather(*tasks), 10)
+            assert [s.status for s in spectators] == [200, 200]
+            assert all(s.events[0].kind == "config" for s in spectators)
+    finally:
+        await server.close()
+
+
+@pytest.mark.asyncio
+async def test_a_spectator_that_stops_reading_is_dropped_and_its_stream_closed() -> None:
+    limit = 64 * 1024
+    hub = LiveHub(LiveConfig(queue_bytes=limit))
+    server = LiveServer(hub, write_timeout=1.0)
+    url = await server.start()
+    host, port = parse_address(url.removeprefix("http://").rstrip("/"))
+    loop = asyncio.get_running_loop()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    try:
+        await loop.sock_connect(sock, (host, port))
+        await loop.sock_sendall(sock, b"GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += await asyncio.wait_for(loop.sock_recv(sock, 1), 10)
+        assert head.startswith(b"HTTP/1.1 200")
+        # From now on the client reads nothing; the referee goes on publishing.
+        big = {**STANDINGS, "note": "x" * 32 * 1024}
+        pushed = 0
+        while not hub.dropped and pushed < 2000:
+            hub.set_standings(big)
+            pushed += 1
+            await asyncio.sleep(0)  # let the stream's writer run (and block on the client)
+        assert hub.dropped == 1 and not hub.spectators
+        # Its stream is closed by the server: what is left to read is bounded, then EOF.
+        left = 0
+        while chunk := await asyncio.wait_for(loop.sock_recv(sock, 1 << 16), 30):
+            left += len(chunk)
+        assert left < pushed * len(str(big))
+        # The server goes on: a new spectator gets the current state.
+        async with aiohttp.ClientSession() as session:
+            fresh = Spectator(url + "events")
+            task: asyncio.Future[None] = asyncio.ensure_future(fresh.run(session))
+
+            def on_event(event: Event) -> None:
+                if event.kind == "standings":
+                    task.cancel()
+
+            fresh.on_event = on_event
+            with pytest.raises(asyncio.CancelledError):
+                await asyncio.wait_for(task, 10)
+            assert [e.kind for e in fresh.events] == ["config", "standings"]
+            assert fresh.events[1].data == big
+    finally:
+        sock.close()
+        await server.close()
+
+
+def test_a_bad_spectator_address_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert parse_address("8080") == ("127.0.0.1", 8080)
+    assert parse_address(":8080") == ("127.0.0.1", 8080)
+    assert parse_address("0.0.0.0:80") == ("0.0.0.0", 80)
+    assert parse_address("[::1]:9000") == ("::1", 9000)
+    config = tmp_path / "t.toml"
+    config.write_text('[tournament]\nname = "t"\n[[bots]]\nname = "a"\ncommand = "x"\n'
+                      '[[bots]]\nname = "b"\ncommand = "y"\n')  # fmt: skip
+    for bad, why in [("example.org:80", "'example.org' is not an IP address"),
+                     ("127.0.0.1:http", "the port 'http' is not a number"),
+                     ("127.0.0.1:70000", "port 70000 is out of range")]:  # fmt: skip
+        assert main(["tournament", str(config), "--spectate", bad]) == 2
+        assert f"spectator address {bad!r}: {why}" in capsys.readouterr().err
+    assert main(["tournament", str(config), "--spectate", "1", "--spectate-delay", "-1"]) == 2
+    assert "the spectator delay must be 0 or more seconds" in capsys.readouterr().err
