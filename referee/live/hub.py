@@ -10,7 +10,9 @@ the card delay):
   where; the detail once the game's cards are shown), game and match results;
 - ``hand``: one hand in the replay page's form (:mod:`referee.view.replay_data`), masked while
   its cards are withheld (:class:`~referee.live.public.PublicHand`), complete once released;
-- ``step``: one more step of a masked hand in play;
+- ``steps``: the steps of a masked hand in play since the last (``from``: the index of the
+  first), sent at most every ``flush_seconds``: each spectator's stream wakes ten times a
+  second at most, however fast the bots play;
 - ``standings``: the tournament's standings (``gin-referee results --format json``);
 - ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept).
 
@@ -21,8 +23,9 @@ again. Until then the hand is shown as both seats see it.
 
 **Bounds:** at most ``max_spectators`` streams; a spectator whose unsent events exceed
 ``queue_bytes`` is dropped (its stream closed) rather than buffered without limit. The
-observer only updates this state and appends bytes to queues, on the referee's event loop: it
-never waits, and an error in it is logged and stops that game's live feed, never the match.
+observer only updates this state (encoding is done at most every ``flush_seconds``), on the
+referee's event loop: it never waits, and an error in it is logged and stops that game's live
+feed, never the match.
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ class LiveConfig:
     """Unsent bytes a spectator may fall behind by before it is dropped."""
     keep_finished: int = 12
     """Finished games kept on the page (older ones are dropped from it)."""
+    flush_seconds: float = 0.1
+    """Decisions are sent in batches at most this often (a fast bot makes hundreds a second)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.delay < 1e6:
@@ -139,6 +144,9 @@ class _Match:
     meta_bytes: bytes = b""
     hands: dict[str, bytes] = field(default_factory=dict)
     steps: dict[str, list[bytes]] = field(default_factory=dict)
+    """Hand id -> the ``steps`` events sent since its ``hand`` event."""
+    sent: dict[str, int] = field(default_factory=dict)
+    """Hand id -> how many of its steps the spectators have."""
     playing: PublicHand | None = None
     clocks: dict[int, Clocks] = field(default_factory=dict)
     start_clocks: dict[str, Clocks] = field(default_factory=dict)
@@ -164,6 +172,9 @@ class LiveHub:
         self.peak = 0
         """Most spectators at once."""
         self._timers: set[asyncio.TimerHandle] = set()
+        self._pending: dict[str, _Match] = {}
+        """Games with steps played since the last flush."""
+        self._flusher: asyncio.TimerHandle | None = None
         self.closed = False
 
     # ------------------------------------------------------------ spectators
@@ -173,6 +184,7 @@ class LiveHub:
         the cap."""
         if self.closed or len(self.spectators) >= self.config.max_spectators:
             raise TooManySpectators()
+        self.flush()
         spectator = Spectator(self.config.queue_bytes)
         self.spectators.add(spectator)
         self.peak = max(self.peak, len(self.spectators))
@@ -188,7 +200,29 @@ class LiveHub:
         """Forget a stream (its writer ended)."""
         self.spectators.discard(spectator)
 
+    def flush(self) -> None:
+        """Publish the steps played since the last flush: one ``steps`` event per hand."""
+        if self._flusher is not None:
+            self._flusher.cancel()
+            self._flusher = None
+        pending, self._pending = self._pending, {}
+        for match in pending.values():
+            playing = match.playing
+            if playing is None or match.broken or self.matches.get(match.id) is not match:
+                continue
+            steps = playing.data["steps"]
+            start = match.sent.get(playing.id, 0)
+            if start < len(steps):
+                payload = {"id": match.id, "hand": playing.id, "from": start,
+                           "steps": steps[start:]}  # fmt: skip
+                match.steps[playing.id].append(self._send("steps", payload))
+                match.sent[playing.id] = len(steps)
+
     def _publish(self, kind: str, payload: Any) -> bytes:
+        self.flush()  # steps first: the spectators see every change in order
+        return self._send(kind, payload)
+
+    def _send(self, kind: str, payload: Any) -> bytes:
         data = sse(kind, payload)
         for spectator in list(self.spectators):
             if not spectator.push(data):
@@ -217,6 +251,9 @@ class LiveHub:
     def close(self) -> None:
         """Stop: cancel the release timers and end every stream."""
         self.closed = True
+        if self._flusher is not None:
+            self._flusher.cancel()
+            self._flusher = None
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()
@@ -261,9 +298,12 @@ class LiveHub:
             playing = match.playing
             if playing is None or (playing.game, playing.hand) != (event["game"], event["hand"]):
                 raise ValueError(f"an action outside the hand in play: {event}")
-            step = playing.play(event)
-            data = self._publish("step", {"id": match.id, "hand": playing.id, "step": step})
-            match.steps[playing.id].append(data)
+            playing.play(event)
+            self._pending[match.id] = match
+            if self._flusher is None:
+                self._flusher = asyncio.get_running_loop().call_later(
+                    self.config.flush_seconds, self.flush
+                )
             return
         elif kind == "hand":
             self._hand_over(match, event)
@@ -313,6 +353,7 @@ class LiveHub:
     def _hand(self, match: _Match, hand: dict[str, Any]) -> None:
         match.hands[hand["id"]] = self._publish("hand", {"id": match.id, "hand": hand})
         match.steps[hand["id"]] = []
+        match.sent[hand["id"]] = len(hand["steps"])
 
     def _hand_over(self, match: _Match, rec: dict[str, Any]) -> None:
         playing = match.playing

@@ -16,10 +16,7 @@ from typing import Any
 from referee.rules import Card
 from referee.view.replay_data import Clocks, hand_id, scores_after
 
-__all__ = ["HIDDEN", "PUBLIC_RESULT", "PublicHand", "public_result"]
-
-HIDDEN = "?"
-"""A card the spectator may not see (drawn face down by the page)."""
+__all__ = ["PUBLIC_RESULT", "PublicHand", "public_result"]
 
 PUBLIC_RESULT = ("termination", "winner", "points", "knocker", "deadwood")
 """The fields of a hand's result shown before its cards are (both seats are told them)."""
@@ -60,11 +57,8 @@ class PublicHand:
         }
 
     def _step(self, state: dict[str, Any], action: dict[str, Any] | None) -> dict[str, Any]:
-        seats = [
-            {"melds": [], "deadwood_cards": [HIDDEN] * n, "deadwood": None} for n in self.sizes
-        ]
         return {
-            "seats": seats,
+            "sizes": list(self.sizes),
             "pile": list(self.pile),
             "stock": int(state["stock"]),
             "phase": str(state["phase"]),

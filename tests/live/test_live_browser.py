@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,11 +91,12 @@ def tournament(tmp_path: Path) -> Iterator[Background]:
         background.stop()
 
 
-def wait_for(page: Page, condition: str, seconds: float = 25.0) -> None:
-    """Let the page check ``condition`` (a JavaScript expression) until it holds."""
-    page.eval(
+def wait_for(page: Page, condition: str, seconds: float = 25.0, value: str = "true") -> Any:
+    """Let the page check ``condition`` (a JavaScript expression) until it holds, and return
+    ``value`` evaluated at that same moment (so what it reads is consistent with it)."""
+    return page.eval(
         "new Promise((done, fail) => { const t0 = Date.now(); (function check() {"
-        f" if ({condition}) done(true);"
+        f" if ({condition}) done({value});"
         f" else if (Date.now() - t0 > {seconds * 1000})"
         f" fail(new Error('timed out: ' + {json.dumps(condition)}));"
         " else setTimeout(check, 50); })(); })"
@@ -108,32 +110,47 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
     browser: Browser, tournament: Background, shots: Path
 ) -> None:
     page = browser.open(tournament.url)
-    wait_for(page, "document.querySelectorAll('#games .live-game.playing').length === 1"
-                   " && document.querySelectorAll('#decisions li').length >= 4")  # fmt: skip
-    assert page.text("#live-status") == "live"
-    assert page.text("#title") == "ponder vs random-bot"
-    assert re.search(r"playing · game 1, hand \d+$", page.text("#games .live-game.playing"))
+    cards = CARDS.replace("{0}", "' + sel + '")
+    snap = wait_for(
+        page,
+        "document.querySelectorAll('#games .live-game.playing').length === 1"
+        " && document.querySelectorAll('#decisions li').length >= 4",
+        value="(() => { const text = (sel) => document.querySelector(sel).innerText;"
+        f" const cards = (sel) => {cards};"
+        " return { status: text('#live-status'), title: text('#title'),"
+        " game: text('#games .live-game.playing'), seat0: cards('#seat-0 .hand'),"
+        " seat1: cards('#seat-1 .hand'), pile: cards('#pile'), head: text('#hand-title'),"
+        " stock: text('#stock'), note: text('#live-note') }; })()",
+    )
+    assert snap["status"] == "live"
+    assert snap["title"] == "ponder vs random-bot"
+    assert re.search(r"playing · game 1, hand \d+$", snap["game"]), snap["game"]
     # A hand in play: both hands face down, the discard pile and the stock public.
-    for seat in (0, 1):
-        hidden = page.eval(CARDS.format(f"#seat-{seat} .hand"))
-        assert hidden and set(hidden) == {"?"}, hidden
-    assert "?" not in page.eval(CARDS.format("#pile"))  # (empty just after a take)
-    assert "cards hidden" in page.text("#hand-title")
-    assert "stock" in page.text("#stock")
-    assert "Cards are face down while a hand is in play" in page.text("#live-note")
+    for seat in ("seat0", "seat1"):
+        assert snap[seat] and set(snap[seat]) == {"?"}, snap
+    assert "?" not in snap["pile"]  # (possibly empty: just after a take)
+    assert "cards hidden" in snap["head"] and "stock" in snap["stock"]
+    assert "Cards are face down while a hand is in play" in snap["note"]
     page.screenshot(shots / "live-running.png", full_page=False)
-    # The first game ends: the list and the standings change without a reload.
-    wait_for(page, "document.querySelectorAll('#games .live-game.over').length === 1", 90)
-    wait_for(page, "document.querySelector('#standings h2').innerText.includes('1 of 2 games')")
+    # The first game ends and its twin, on the same cards, starts: the finished game's cards
+    # stay hidden (read at the moment the twin is seen playing).
+    hidden = wait_for(
+        page,
+        "document.querySelectorAll('#games .live-game.over').length === 1"
+        " && document.querySelectorAll('#games .live-game.playing').length === 1",
+        90,
+        "(() => { document.querySelector('#games .live-game.over').click();"
+        " return [...document.querySelectorAll('#seat-0 .hand .card, #seat-1 .hand .card')]"
+        ".map(c => c.dataset.card); })()",
+    )
+    assert len(hidden) >= 20 and set(hidden) == {"?"}, hidden
     over = page.text("#games .live-game.over")
     assert "wins" in over or "draw" in over
+    # The standings change without a reload.
+    wait_for(page, "/[12] of 2 games/.test(document.querySelector('#standings h2').innerText)")
     rows = page.eval("[...document.querySelectorAll('#standings tr')].slice(1)"
                      ".map(r => r.cells[1].innerText)")  # fmt: skip
     assert sorted(rows) == ["ponder", "random"]
-    # Its twin, on the same cards, is being played: the first game's cards stay hidden.
-    page.eval("document.querySelector('#games .live-game.over').click()")
-    wait_for(page, "document.querySelector('#games .live-game.over.current') !== null")
-    assert set(page.eval(CARDS.format("#seat-0 .hand"))) == {"?"}
     # Both games over and recorded: every hand is shown face up, standings complete.
     wait_for(page, "document.querySelector('#standings h2').innerText.includes('2 of 2 games')",
              120)  # fmt: skip

@@ -7,8 +7,9 @@ first game. The test taps the match's observer itself (the ledger: when each han
 each decision made and each hand ended, and which cards were public after each decision) and
 checks every event the spectator received against it:
 
-- a masked hand or step may name only the cards public at that step (the first upcard and the
-  cards discarded face up so far), and may arrive only after that step was played;
+- a masked hand, or a batch of its newest steps, may name only the cards public at its last
+  step (the first upcard and the cards discarded face up so far), and may arrive only after
+  that step was played;
 - a hand's full cards may arrive only ``DELAY`` seconds after the hand ended and after every
   game dealt from the same deal (its duplicate twin) was recorded, and must be the record's;
 - nothing else (header data, results, standings) may name a card at all.
@@ -122,11 +123,12 @@ def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
                 assert json.loads(json.dumps(expected[key])) == hand, f"{key} differs"
                 held_by_twin += max(twins) > ledger.ended[key] + DELAY
                 full.add(key)
-        elif event.kind == "step":
+        elif event.kind == "steps":
             key = (data["id"], data["hand"])
-            seen_steps[key] += 1
-            check_masked(ledger, event, key, seen_steps[key])
-            masked_steps += 1
+            assert data["from"] == seen_steps[key] + 1, f"{key}: steps skipped or repeated"
+            seen_steps[key] = data["from"] + len(data["steps"]) - 1
+            check_masked(ledger, event, key, seen_steps[key])  # the batch, at its last step
+            masked_steps += len(data["steps"])
         else:
             assert event.kind in ("config", "match", "standings", "drop"), event.kind
             assert cards_in(event.raw) == set(), f"a card in a {event.kind} event: {event.raw}"

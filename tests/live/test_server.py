@@ -4,6 +4,7 @@ that stops reading (dropped, its stream closed, never buffered without limit), t
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,10 @@ import pytest
 
 from referee.cli import main
 from referee.live import LiveConfig, LiveHub, LiveServer, parse_address
+from referee.tournament.store import Store
+from tests.e2e.helpers import GREEDY, RANDOM
 from tests.live.spectator import Event, Spectator
+from tests.tournament.test_tournament_e2e import write_config
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -121,3 +125,16 @@ def test_a_bad_spectator_address_is_refused_naming_it(
         assert f"spectator address {bad!r}: {why}" in capsys.readouterr().err
     assert main(["tournament", str(config), "--spectate", "1", "--spectate-delay", "-1"]) == 2
     assert "the spectator delay must be 0 or more seconds" in capsys.readouterr().err
+
+
+def test_the_tournament_command_serves_the_live_page_while_it_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path / "t.toml", [("greedy", GREEDY), ("random", RANDOM)], games=2)
+    out = tmp_path / "out"
+    argv = ["tournament", str(config), "--out", str(out), "--spectate", "127.0.0.1:0"]
+    assert main([*argv, "--spectate-delay", "0", "--spectate-max", "3"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"^spectators: http://127\.0\.0\.1:\d+/$", err, re.MULTILINE), err
+    with Store.open(out / "tournament.sqlite") as store:
+        assert store.counts()["done"] == 2

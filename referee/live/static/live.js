@@ -2,8 +2,9 @@
  * draws the chosen game with the replay page's GinViewer (viewer.js, inlined before this).
  *
  * Events: `config` (the card delay), `match` (a game's header data and results), `hand` (one
- * hand in the replay data's form, masked while its cards are withheld), `step` (one more step of
- * a masked hand), `standings`, `drop` (a game leaves the page). On (re)connection the server
+ * hand in the replay data's form, masked while its cards are withheld: its steps give each
+ * seat's hand size only), `steps` (the newest steps of a masked hand, from index `from`),
+ * `standings`, `drop` (a game leaves the page). On (re)connection the server
  * sends the whole current state first, so the page starts from nothing each time.
  * Text from bots and the record only ever goes through textContent (GinCards.h).
  */
@@ -28,20 +29,30 @@
     config(msg) { delay = msg.delay; },
     match(msg) { const data = game(msg.id); Object.assign(data, msg.data, { hands: data.hands }); },
     hand(msg) {
-      const hands = game(msg.id).hands, i = hands.findIndex((x) => x.id === msg.hand.id);
-      if (i >= 0) hands[i] = msg.hand;
+      const hand = msg.hand, hands = game(msg.id).hands, i = hands.findIndex((x) => x.id === hand.id);
+      hand.steps = hand.steps.map(expand);
+      if (i >= 0) hands[i] = hand;
       else {
-        hands.push(msg.hand);
+        hands.push(hand);
         hands.sort((a, b) => a.game - b.game || a.hand - b.hand);
       }
     },
-    step(msg) {
+    steps(msg) {
       const hand = game(msg.id).hands.find((x) => x.id === msg.hand);
-      if (hand) hand.steps.push(msg.step);
+      if (!hand) return;
+      hand.steps.length = Math.min(hand.steps.length, msg.from);
+      hand.steps.push(...msg.steps.map(expand));
     },
     drop(msg) { games.delete(msg.id); },
     standings(msg) { renderStandings(msg); },
   };
+
+  /* A masked step gives each hand's size only: that many face-down cards. */
+  function expand(step) {
+    if (!step.sizes) return step;
+    const seats = step.sizes.map((n) => ({ melds: [], deadwood_cards: Array(n).fill("?"), deadwood: null }));
+    return Object.assign({ seats }, step);
+  }
 
   function later() {
     if (pending) return;

@@ -1,0 +1,129 @@
+"""What the live spectator page costs the games: the referee's loop lag and the time bots are
+charged, with and without spectators.
+
+Run: ``python -m bench.bench_live [--rounds 5] [--games 8] [--spectators 32]``.
+Each round plays the same small tournament (two instant bots, duplicate deals, concurrency 2,
+bots kept) twice, interleaved A/B with the order alternating: **off** (no live page) and **on**
+(the live page, ``--spectators`` streams reading everything plus one that never reads, all in a
+separate process, :mod:`bench.live_clients`, connected before the first game; card delay 0, so
+every hand is also sent in full; a queue of ``--queue-mib`` so that readers are not dropped
+when the shared machine slows their process: ``dropped`` counts those that were, the stalled
+one included). Measured per
+run: the event loop's worst scheduling lag (``TournamentRun.lag_max``, sampled every 100 ms),
+the mean time a decision was charged to a bot (time used / decisions, from the stored results:
+what the clocks saw), decisions per second, faults, and for **on** the events' bytes and the
+spectators dropped. Reports medians and spread (min-max) per series, after one warm-up round.
+
+Prints one JSON object on stdout and a table on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.bench_tournament import make_config
+from referee.cli.logs import configure
+from referee.live import LiveConfig, Spectating
+from referee.rules import RuleSet
+from referee.tournament.runner import TournamentRun, schedule
+from referee.tournament.store import Store
+
+
+async def play(config: Any, out: Path, spectators: int, queue: int) -> dict[str, Any]:
+    """One tournament; with ``spectators`` > 0, with the live page and its clients."""
+    extra: dict[str, Any] = {}
+    clients: asyncio.subprocess.Process | None = None
+    live = None
+    if spectators:
+        limits = LiveConfig(delay=0.0, max_spectators=spectators + 8, queue_bytes=queue)
+        live = Spectating("127.0.0.1", 0, limits, out / "tournament.sqlite", schedule(config))
+        await live.__aenter__()
+        clients = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bench.live_clients", live.url, str(spectators)
+        )
+        while len(live.hub.spectators) < spectators + 1:  # wait for the clients
+            if clients.returncode is not None:
+                raise RuntimeError("the spectator clients exited")
+            await asyncio.sleep(0.05)
+        extra = {"observe": live.observe, "on_game": live.on_game}
+    run = TournamentRun(config, out, **extra)
+    start = time.perf_counter()
+    try:
+        await run.run()
+    finally:
+        seconds = time.perf_counter() - start
+        if live is not None:
+            stats = {"dropped": live.hub.dropped, "peak": live.hub.peak}
+            await live.__aexit__(None, None, None)
+        if clients is not None:
+            clients.terminate()
+            await clients.wait()
+    with Store.open(out / "tournament.sqlite") as store:
+        rows = [r.result for r in store.games() if r.result is not None]
+        faults = len(store.faults())
+    decisions = sum(sum(r["decisions"]) for r in rows)
+    used = sum(sum(r["time_used"]) for r in rows)
+    figures = {
+        "games": len(rows),
+        "lag_max_ms": round(run.lag_max * 1000, 2),
+        "charged_us_per_decision": round(used / decisions * 1e6, 1),
+        "decisions_per_s": round(decisions / seconds),
+        "faults": faults,
+    }
+    if live is not None:
+        figures.update(stats)
+    return figures
+
+
+def summary(runs: list[dict[str, Any]], key: str) -> dict[str, float]:
+    values = [r[key] for r in runs]
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--games", type=int, default=8)
+    parser.add_argument("--spectators", type=int, default=16)
+    parser.add_argument("--queue-mib", type=float, default=16.0,
+                        help="a spectator's queue (default 16 MiB: readers keep up)")  # fmt: skip
+    args = parser.parse_args()
+    config = make_config(2, args.games, RuleSet.preset("standard"))
+    configure(level="warning", json_file=None, console=False)
+    series: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
+    with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
+        for round_no in range(args.rounds + 1):  # round 0 warms up and is not counted
+            order = ["off", "on"] if round_no % 2 else ["on", "off"]
+            for name in order:
+                out = Path(tmp) / f"r{round_no}-{name}"
+                count = args.spectators if name == "on" else 0
+                figures = asyncio.run(play(config, out, count, int(args.queue_mib * 2**20)))
+                if round_no:
+                    series[name].append(figures)
+                print(f"round {round_no} {name}: {figures}", file=sys.stderr)
+    keys = ("lag_max_ms", "charged_us_per_decision", "decisions_per_s")
+    result = {
+        "spectators": args.spectators,
+        "games": args.games,
+        "rounds": args.rounds,
+        **{name: {k: summary(runs, k) for k in keys} for name, runs in series.items()},
+        "faults": {name: sum(r["faults"] for r in runs) for name, runs in series.items()},
+        "dropped": [r["dropped"] for r in series["on"]],
+    }
+    for key in keys:
+        off, on = result["off"][key], result["on"][key]
+        print(f"{key:26} off {off['median']:>9} ({off['min']}-{off['max']})   "
+              f"on {on['median']:>9} ({on['min']}-{on['max']})", file=sys.stderr)  # fmt: skip
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
