@@ -3,16 +3,16 @@ charged, with and without spectators.
 
 Run: ``python -m bench.bench_live [--rounds 5] [--games 8] [--spectators 32]``.
 Each round plays the same small tournament (two instant bots, duplicate deals, concurrency 2,
-bots kept) twice, interleaved A/B with the order alternating: **off** (no live page) and **on**
-(the live page, ``--spectators`` streams reading everything plus one that never reads, all in a
-separate process, :mod:`bench.live_clients`, connected before the first game; card delay 0, so
-every hand is also sent in full; a queue of ``--queue-mib`` so that readers are not dropped
-when the shared machine slows their process: ``dropped`` counts those that were, the stalled
-one included). Measured per
-run: the event loop's worst scheduling lag (``TournamentRun.lag_max``, sampled every 100 ms),
-the mean time a decision was charged to a bot (time used / decisions, from the stored results:
-what the clocks saw), decisions per second, faults, and for **on** the events' bytes and the
-spectators dropped. Reports medians and spread (min-max) per series, after one warm-up round.
+bots kept) three times, interleaved with the order alternating: **off** (no live page),
+**page** (the live page, no spectator: the hub's own cost) and **on** (the live page,
+``--spectators`` streams reading everything plus one that never reads, all in a separate
+process, :mod:`bench.live_clients`, connected before the first game). The card delay is 0, so
+every hand is also sent in full; a spectator's queue is ``--queue-mib`` so that readers are not
+dropped when the shared machine slows their process (``dropped`` counts those that were, the
+stalled one included). Measured per run: the event loop's worst scheduling lag
+(``TournamentRun.lag_max``, sampled every 100 ms), the mean time a decision was charged to a
+bot (time used / decisions, from the stored results: what the clocks saw), decisions per
+second, faults. Reports medians and spread (min-max) per series, after one warm-up round.
 
 Prints one JSON object on stdout and a table on stderr.
 """
@@ -38,18 +38,19 @@ from referee.tournament.store import Store
 
 
 async def play(config: Any, out: Path, spectators: int, queue: int) -> dict[str, Any]:
-    """One tournament; with ``spectators`` > 0, with the live page and its clients."""
+    """One tournament; with ``spectators`` >= 0, with the live page (and that many clients)."""
     extra: dict[str, Any] = {}
     clients: asyncio.subprocess.Process | None = None
     live = None
-    if spectators:
+    if spectators >= 0:
         limits = LiveConfig(delay=0.0, max_spectators=spectators + 8, queue_bytes=queue)
         live = Spectating("127.0.0.1", 0, limits, out / "tournament.sqlite", schedule(config))
         await live.__aenter__()
-        clients = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bench.live_clients", live.url, str(spectators)
-        )
-        while len(live.hub.spectators) < spectators + 1:  # wait for the clients
+        if spectators:
+            clients = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bench.live_clients", live.url, str(spectators)
+            )
+        while clients is not None and len(live.hub.spectators) < spectators + 1:
             if clients.returncode is not None:
                 raise RuntimeError("the spectator clients exited")
             await asyncio.sleep(0.05)
@@ -98,14 +99,15 @@ def main() -> None:
     args = parser.parse_args()
     config = make_config(2, args.games, RuleSet.preset("standard"))
     configure(level="warning", json_file=None, console=False)
-    series: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
+    series: dict[str, list[dict[str, Any]]] = {"off": [], "page": [], "on": []}
+    counts = {"off": -1, "page": 0, "on": args.spectators}
     with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
         for round_no in range(args.rounds + 1):  # round 0 warms up and is not counted
-            order = ["off", "on"] if round_no % 2 else ["on", "off"]
+            order = ["off", "page", "on"] if round_no % 2 else ["on", "page", "off"]
             for name in order:
                 out = Path(tmp) / f"r{round_no}-{name}"
-                count = args.spectators if name == "on" else 0
-                figures = asyncio.run(play(config, out, count, int(args.queue_mib * 2**20)))
+                queue = int(args.queue_mib * 2**20)
+                figures = asyncio.run(play(config, out, counts[name], queue))
                 if round_no:
                     series[name].append(figures)
                 print(f"round {round_no} {name}: {figures}", file=sys.stderr)
@@ -119,9 +121,9 @@ def main() -> None:
         "dropped": [r["dropped"] for r in series["on"]],
     }
     for key in keys:
-        off, on = result["off"][key], result["on"][key]
-        print(f"{key:26} off {off['median']:>9} ({off['min']}-{off['max']})   "
-              f"on {on['median']:>9} ({on['min']}-{on['max']})", file=sys.stderr)  # fmt: skip
+        cells = [f"{n} {result[n][key]['median']:>8} ({result[n][key]['min']}-"
+                 f"{result[n][key]['max']})" for n in series]  # fmt: skip
+        print(f"{key:24} " + "   ".join(cells), file=sys.stderr)
     print(json.dumps(result))
 
 

@@ -21,11 +21,12 @@ hand ends, and not before its deal is unsealed: a tournament seals every deal th
 to be played (a duplicate twin, or a game to be replayed after an interruption) will deal
 again. Until then the hand is shown as both seats see it.
 
-**Bounds:** at most ``max_spectators`` streams; a spectator whose unsent events exceed
-``queue_bytes`` is dropped (its stream closed) rather than buffered without limit. The
-observer only updates this state (encoding is done at most every ``flush_seconds``), on the
-referee's event loop: it never waits, and an error in it is logged and stops that game's live
-feed, never the match.
+A released hand is replayed through the rules in a worker thread (a deal unsealed at once
+releases every hand of two games). **Bounds:** at most ``max_spectators`` streams; a spectator
+whose unsent events exceed ``queue_bytes`` is dropped (its stream closed) rather than
+buffered without limit. The observer only updates this state (encoding is done at most every
+``flush_seconds``), on the referee's event loop: it never waits, and an error in it is logged
+and stops that game's live feed, never the match.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,6 +177,8 @@ class LiveHub:
         self._pending: dict[str, _Match] = {}
         """Games with steps played since the last flush."""
         self._flusher: asyncio.TimerHandle | None = None
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-release")
+        self._inflight: set[asyncio.Future[dict[str, Any]]] = set()
         self.closed = False
 
     # ------------------------------------------------------------ spectators
@@ -260,6 +264,7 @@ class LiveHub:
         for spectator in self.spectators:
             spectator.drop()
         self.spectators.clear()
+        self._worker.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------ the matches' side
 
@@ -389,7 +394,30 @@ class LiveHub:
             return
         assert match.rules is not None
         clocks = match.start_clocks.pop(key)
-        self._hand(match, recorded_hand(match.rules, item["rec"], clocks))
+        # Replaying a hand through the rules (every step's melds) takes milliseconds, and an
+        # unsealed deal releases every hand of two games at once: off the referee's loop.
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._worker, recorded_hand, match.rules, item["rec"], clocks)
+        self._inflight.add(future)
+
+        def done(future: asyncio.Future[dict[str, Any]]) -> None:
+            self._inflight.discard(future)
+            if future.cancelled() or self.closed or self.matches.get(match.id) is not match:
+                return
+            error = future.exception()
+            if error is not None:
+                LOGGER.error("live feed of %s stopped: %r", match.id, error)
+                match.broken = True
+                return
+            self._hand(match, future.result())
+
+        future.add_done_callback(done)
+
+    async def settled(self) -> None:
+        """Wait until every hand being released has been published."""
+        while self._inflight:
+            await asyncio.gather(*list(self._inflight), return_exceptions=True)
+            await asyncio.sleep(0)  # let their callbacks run
 
     def _trim(self) -> None:
         finished = [m for m in self.matches.values() if m.over]

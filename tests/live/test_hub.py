@@ -52,10 +52,11 @@ def events_of(record: Path) -> list[dict[str, Any]]:
     return events
 
 
-async def drain(queue: Queue) -> list[Event]:
-    """The events queued for a spectator, after letting due timers run."""
+async def drain(hub: LiveHub, queue: Queue) -> list[Event]:
+    """The events queued for a spectator, once due timers ran and released hands are out."""
     for _ in range(3):
         await asyncio.sleep(0)  # one loop pass each: the hub's zero-delay timers fire
+    await hub.settled()
     reader = Spectator("")
     data = await queue.take(0.0)
     assert data is not None
@@ -86,13 +87,13 @@ async def test_a_sealed_deal_keeps_its_cards_until_unsealed(tmp_path: Path) -> N
     observe = hub.observer("m1")
     for event in events:
         observe(event)
-    sealed = await drain(queue)
+    sealed = await drain(hub, queue)
     hands = [e.data["hand"] for e in sealed if e.kind == "hand"]
     assert hands and all(h["masked"] for h in hands)
     assert all(h["steps"][-1]["sizes"] in ([10, 10], [10, 11], [11, 10]) for h in hands)
     assert all(cards_in(json.dumps(h["steps"][0])) == {h["upcard"]} for h in hands)
     hub.unseal(deal_id)
-    shown = [e.data["hand"] for e in await drain(queue) if e.kind == "hand"]
+    shown = [e.data["hand"] for e in await drain(hub, queue) if e.kind == "hand"]
     assert shown == json.loads(json.dumps(match_data(record)["hands"]))
 
 
@@ -107,13 +108,13 @@ async def test_a_faults_detail_waits_for_the_games_cards(faulty_record: Path) ->
     observe = hub.observer("m1")
     for event in events:
         observe(event)
-    shown = [e.data["data"]["faults"] for e in await drain(queue) if e.kind == "match"]
+    shown = [e.data["data"]["faults"] for e in await drain(hub, queue) if e.kind == "match"]
     assert shown[-1] and [f["kind"] for f in shown[-1]] == [f["kind"] for f in faults]
     assert {f["detail"] for faults_now in shown for f in faults_now} == {
         "(shown with the game's cards)"
     }
     hub.unseal(events[0]["deal_id"])
-    released = [e.data["data"] for e in await drain(queue) if e.kind == "match"]
+    released = [e.data["data"] for e in await drain(hub, queue) if e.kind == "match"]
     assert [f["detail"] for f in released[-1]["faults"]] == [f["detail"] for f in faults]
 
 
@@ -129,5 +130,5 @@ async def test_a_broken_feed_stops_its_game_not_the_match(faulty_record: Path) -
         broken(event)  # ignored from now on, and never raises into the match
         healthy(event)
     assert hub.matches["broken"].broken and not hub.matches["healthy"].broken
-    ids = {e.data["id"] for e in await drain(queue) if e.kind in ("hand", "steps")}
+    ids = {e.data["id"] for e in await drain(hub, queue) if e.kind in ("hand", "steps")}
     assert ids == {"healthy"}

@@ -103,7 +103,7 @@ def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
 
     seen_steps: dict[tuple[str, str], int] = {}
     full: set[tuple[str, str]] = set()
-    masked_steps = held_by_twin = 0
+    batches = held_by_twin = 0
     for event in events:
         data = event.data
         if event.kind == "hand":
@@ -113,7 +113,6 @@ def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
                 step = len(hand["steps"]) - 1
                 check_masked(ledger, event, key, step)
                 seen_steps[key] = step
-                masked_steps += 1
             else:
                 deal_id = ledger.deal_of[key[0]]
                 twins = ledger.recorded[deal_id]
@@ -128,16 +127,17 @@ def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
             assert data["from"] == seen_steps[key] + 1, f"{key}: steps skipped or repeated"
             seen_steps[key] = data["from"] + len(data["steps"]) - 1
             check_masked(ledger, event, key, seen_steps[key])  # the batch, at its last step
-            masked_steps += len(data["steps"])
+            batches += 1
         else:
             assert event.kind in ("config", "match", "standings", "drop"), event.kind
             assert cards_in(event.raw) == set(), f"a card in a {event.kind} event: {event.raw}"
-    # Not vacuous: every hand of every game was followed live, then shown in full.
+    # Not vacuous: every step of every hand was seen masked (in batches while the hand was in
+    # play, or with the masked hand), then every hand in full.
     assert full == set(expected) and len(expected) >= 4
     assert {key: n + 1 for key, n in seen_steps.items()} == {
         key: len(steps) for key, steps in ledger.steps.items()
     }
-    assert masked_steps > 4 * len(expected)
+    assert batches > 0, "no step was sent while its hand was in play: the test proves less"
     assert held_by_twin > 0, "no hand was ever held back for its twin: the test proves less"
 
 
