@@ -3,10 +3,9 @@ faults, the hand and game loops, deals and the record.
 
 This ``__init__`` is the front door, and the only way in for the packages above
 (``referee.tournament``, ``referee.view``, ``referee.live``, ``referee.cli``; an import-linter
-contract keeps it
-so): :func:`run_match` plays a match end to end (transport, bot processes, teardown),
-:func:`play_watched`/:func:`play_match` play one over seats a caller opened on its own
-:class:`Hub`, with the configuration (:class:`MatchConfig`, :class:`TimeControl`,
+contract keeps it so): :func:`run_match` plays a match end to end (transport, bot processes,
+teardown), :func:`play_watched`/:func:`play_match` play one over seats a caller opened on its
+own :class:`Hub`, with the configuration (:class:`MatchConfig`, :class:`TimeControl`,
 :class:`FaultPolicy`, :class:`Deal`), result (:class:`MatchResult`, :class:`SeatSummary`) and
 record (:class:`MatchRecorder`, :func:`replay_record`) types; an :data:`Observer` given to the
 recorder is told the record's lines and every decision as they happen (the live spectator
