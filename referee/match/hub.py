@@ -259,6 +259,9 @@ class Hub:
 
     def _on_incoming(self, inc: Incoming) -> None:
         arrived = self.timer.time()
+        stamp: float | None = getattr(self.transport, "arrived", None)
+        if stamp is not None and stamp < arrived:
+            arrived = stamp  # when the bytes reached the referee, not when the loop got to them
         link = self._by_peer.get(inc.peer)
         if link is not None:
             malformed = (inc.reason or "multipart") if inc.malformed else ""

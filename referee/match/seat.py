@@ -13,10 +13,11 @@ The hub's receive loop calls :meth:`SeatLink.on_payload` synchronously for every
 bound peer, stamped with its arrival time before any match code runs. A decision is asked for
 with :meth:`SeatLink.ask` and a deadline (``move + bank + grace``): the matching reply calls
 the asker back from that loop, synchronously; a reply that is not the outstanding one is
-dropped. The stamp is taken when the loop reads the socket: a stalled referee loop would delay
-it, which is why bots run at a lower priority than the referee, spawns are limited, the loop's
-lag is measured and recorded, and every message already received is delivered before a
-deadline is declared missed.
+dropped. The time charged runs from the send stamp, taken right after the request was written
+to the socket, to the arrival stamp, when the reply's bytes reached the referee: the loop's own
+busy time before it read them is left out (:mod:`referee.net.turns`), so a stalled referee
+loop costs the bot nothing. Every message already received is delivered before a deadline is
+declared missed: a reply sitting in the socket buffer at the deadline is never a timeout.
 """
 
 from __future__ import annotations

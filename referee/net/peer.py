@@ -71,6 +71,13 @@ class Owner(Protocol):
         """Hand a message to the match layer."""
         ...
 
+    arrived: float
+    """The receive stamp of the messages being delivered (set before each batch)."""
+
+    def arrival(self) -> float:
+        """The receive stamp for bytes read now (:meth:`referee.net.turns.LoopTurns.arrival`)."""
+        ...
+
 
 class PeerProtocol(asyncio.Protocol):
     """The protocol instance of one accepted connection (created by the transport)."""
@@ -84,6 +91,8 @@ class PeerProtocol(asyncio.Protocol):
         """The id the transport gave this connection once its handshake completed."""
         self.transport: asyncio.Transport | None = None
         self.last_heard = 0.0
+        self.arrived = 0.0
+        """The receive stamp of the bytes read last (:meth:`Owner.arrival`)."""
         self.admitted = False
         self.lost_reason = ""
         self._paused = False
@@ -118,6 +127,7 @@ class PeerProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         """Buffer the bytes and parse what credit allows."""
         self.last_heard = self.owner.loop.time()
+        self.arrived = self.owner.arrival()
         self.conn.feed(data)
         if not self._paused:
             self._parse()
@@ -156,6 +166,7 @@ class PeerProtocol(asyncio.Protocol):
         if budget <= 0:
             self._pause(delay=(1 - self._credit) / rate)
             return
+        self.owner.arrived = self.arrived
         try:
             used = self.conn.events(budget, self._on_event)
         except ZmtpError as err:

@@ -15,7 +15,10 @@ one message; it returns False (never raises for peer problems) when the peer is 
 send buffer is full.  The match layer learns that a connection ended from the lost handler
 (``set_lost_handler``), with the reason: closed by the peer, heartbeat silence, a protocol
 error, or closed by the referee.  ``admit(peer)`` marks a connection the match layer accepted
-(a valid hello); one not admitted within ``admit_timeout_ms`` is closed.
+(a valid hello); one not admitted within ``admit_timeout_ms`` is closed.  While a message is
+delivered, :attr:`RouterTransport.arrived` says when its bytes reached the referee, leaving out
+the loop's own busy time before it read them (:mod:`referee.net.turns`): the match layer
+charges bots from it.
 
 Limits (all in :class:`TransportConfig`): connections in all and per address; the handshake
 and admission deadlines; one live connection per CURVE client key (a second is refused during
@@ -43,6 +46,7 @@ from collections.abc import Callable
 
 from referee.net.curve import CurveMechanism
 from referee.net.peer import PeerProtocol
+from referee.net.turns import LoopTurns, turns_of
 from referee.net.types import (
     CurveServerKeys,
     Incoming,
@@ -96,6 +100,10 @@ class RouterTransport:
         self._next_id = secrets.randbits(32)
         self._heartbeat: asyncio.TimerHandle | None = None
         self._max_connections = config.max_connections
+        self._turns: LoopTurns | None = None
+        self.arrived = 0.0
+        """When the message being delivered reached the referee, at the earliest (loop time):
+        the loop's own busy time before it read the bytes is left out (:mod:`.turns`)."""
 
     # -- life cycle ----------------------------------------------------------------------
 
@@ -113,6 +121,7 @@ class RouterTransport:
         if self._started:
             raise RuntimeError("transport already started")
         self._loop = asyncio.get_running_loop()
+        self._turns = turns_of(self._loop)
         self._max_connections = min(self.config.max_connections, _descriptor_budget())
         cfg = self.config
         try:
@@ -284,8 +293,20 @@ class RouterTransport:
         The seat layer calls it before declaring a timeout, so that a reply which arrived in
         time is never lost to the referee's own scheduling delay.
         """
-        for conn in list(self._peers.values()):
-            conn.drain_now()
+        turns = self._turns
+        if turns is not None:
+            turns.draining(True)
+        try:
+            for conn in list(self._peers.values()):
+                conn.drain_now()
+        finally:
+            if turns is not None:
+                turns.draining(False)
+
+    def arrival(self) -> float:
+        """The receive stamp for bytes a connection reads now (see :attr:`arrived`)."""
+        turns = self._turns
+        return self.loop.time() if turns is None else turns.arrival()
 
     # -- called by the connections -------------------------------------------------------
 

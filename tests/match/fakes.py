@@ -28,6 +28,10 @@ class FakeTransport:
         self.reachable = True
         self.on_drain: Callable[[], None] | None = None
         """Runs when the seat drains the transport before declaring a timeout."""
+        self.on_send: Callable[[], None] | None = None
+        """Runs after each successful send (a write that takes time: advance a timer)."""
+        self.arrived: float | None = None
+        """The receive stamp of the frame being delivered (None: the hub's timer stamps it)."""
         self.lost_handler: Callable[[bytes, str], None] | None = None
         self.admitted: set[bytes] = set()
         self.disconnected: dict[bytes, str] = {}
@@ -36,6 +40,8 @@ class FakeTransport:
         if not self.reachable:
             return False
         self.sent.append((peer, payload))
+        if self.on_send is not None:
+            self.on_send()
         return True
 
     def set_handler(self, handler: Callable[[Incoming], None] | None) -> None:
@@ -59,12 +65,24 @@ class FakeTransport:
         assert self.lost_handler is not None
         self.lost_handler(peer, reason)
 
-    def deliver(self, peer: bytes, payload: bytes | Message, *, malformed: str = "") -> None:
+    def deliver(
+        self,
+        peer: bytes,
+        payload: bytes | Message,
+        *,
+        malformed: str = "",
+        arrived: float | None = None,
+    ) -> None:
         """A frame from ``peer`` (a message is encoded first); ``malformed`` names what the
-        transport refused instead (``multipart``, ``too_large``)."""
+        transport refused instead (``multipart``, ``too_large``); ``arrived`` is the receive
+        stamp the transport gives it (as the real one does), None for none."""
         assert self.handler is not None
         data = payload if isinstance(payload, bytes) else encode(payload)
-        self.handler(Incoming(peer, b"" if malformed else data, bool(malformed), malformed))
+        self.arrived = arrived
+        try:
+            self.handler(Incoming(peer, b"" if malformed else data, bool(malformed), malformed))
+        finally:
+            self.arrived = None
 
     def deliver_raw(self, peer: bytes, obj: Any) -> None:
         """Any msgpack value from ``peer``."""

@@ -1,0 +1,237 @@
+"""Spurious timeouts under load: instant bots, a tight deadline, many games at once.
+
+Run: ``python -m bench.bench_clocks --games 256 --levels 1,8,32 --move 50 [--grace 0]
+[--rounds R] [--ab]``. Every round plays, for each level, a two-bot round-robin of
+``--games`` games (``bench.instant_bot``, duplicate deals, bots kept between a pairing's
+games) with ``move`` ms per decision, no bank and ``grace`` ms: any timeout is spurious,
+since the bot answers at once. ``--fresh`` starts two new processes for every game (start-up
+under load every game); ``--nice N`` starts the bots N steps below the referee's priority
+instead of the default +10 (0: the same priority as the referee and the machine's other
+work).
+
+Recorded for every timeout: the request's number within its seat's match (``decision``: 0 is
+the seat's first request), the game and hand, how many bot processes were being started at
+that moment and in the second before, and the event loop's lag around it (the worst lag seen
+by a 5 ms ticker in the deadline's window and 100 ms after). Recorded per run: the decisions,
+the timeouts per 1,000 games, the loop's lag (median, p99, max of the ticker), the time
+charged per decision (median, p99, max; an instant bot's reply is charged the bot's own
+reaction time, the referee's busy time left out), and the machine's load average.
+
+``--ab`` alternates each run with a run whose arrival stamps are the time the loop read the
+bytes (:mod:`referee.net.turns` disabled), interleaved, to show what leaving the loop's busy
+time out is worth.
+
+Prints one JSON object on stdout and a summary per run on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bench.bench_tournament import make_config, parse_levels, positive
+from bench.common import machine, percentile
+from referee.cli.logs import configure
+from referee.match.clock import Clock, TimeControl
+from referee.match.faults import FaultKind
+from referee.match.seat import SeatLink
+from referee.net import process, transport
+from referee.rules import RuleSet
+from referee.tournament.runner import TournamentRun
+
+TICK = 0.005
+
+
+class Probe:
+    """Watches one run: loop lag, bot starts, charged times and timeouts."""
+
+    def __init__(self) -> None:
+        self.lags: collections.deque[tuple[float, float]] = collections.deque(maxlen=200_000)
+        self.starting = 0
+        self.started: list[float] = []
+        self.charged: list[float] = []
+        self.timeouts: list[dict[str, Any]] = []
+
+    async def tick(self) -> None:
+        """Record the loop's lag every :data:`TICK` seconds."""
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(TICK)
+            now = loop.time()
+            self.lags.append((now, max(0.0, now - before - TICK)))
+
+    def lag_around(self, start: float, end: float) -> float:
+        """The worst lag the ticker saw between ``start`` and ``end``."""
+        return max((lag for at, lag in self.lags if start <= at <= end), default=0.0)
+
+
+@contextlib.contextmanager
+def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[None]:
+    """Patch the referee to report to ``probe`` (and, unless ``stamps``, stamp arrivals
+    when the loop reads the bytes; with ``nice``, start bots that many steps below the
+    referee's priority instead of the default); undone on exit."""
+    saved_fault, saved_charge = SeatLink.record_fault, Clock.charge
+    saved_start, saved_arrival = process.BotProcess.start, transport.RouterTransport.arrival
+
+    def record_fault(self: SeatLink, kind: FaultKind, detail: str, **kw: Any) -> Any:
+        if kind is FaultKind.TIMEOUT and self.fault is None:
+            now = time.monotonic()
+            window = self.clock.time_left + self.control.grace
+            recent = sum(1 for at in probe.started if now - at <= 1.0)
+            probe.timeouts.append(
+                {"at": now, "decision": self.clock.decisions, "game": self.game,
+                 "hand": self.hand, "starting": probe.starting, "started_last_s": recent,
+                 "window": (now - window - 0.01, now + 0.1)}
+            )  # fmt: skip
+        return saved_fault(self, kind, detail, **kw)
+
+    def charge(self: Clock, elapsed: float) -> None:
+        probe.charged.append(elapsed)
+        saved_charge(self, elapsed)
+
+    async def start(*args: Any, **kwargs: Any) -> Any:
+        probe.starting += 1
+        probe.started.append(time.monotonic())
+        if nice is not None:
+            kwargs["nice"] = nice
+        try:
+            return await saved_start(*args, **kwargs)
+        finally:
+            probe.starting -= 1
+
+    def read_time(self: transport.RouterTransport) -> float:
+        return self.loop.time()
+
+    SeatLink.record_fault = record_fault  # type: ignore[method-assign]
+    Clock.charge = charge  # type: ignore[method-assign]
+    process.BotProcess.start = start  # type: ignore[method-assign]
+    if not stamps:
+        transport.RouterTransport.arrival = read_time  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        SeatLink.record_fault = saved_fault  # type: ignore[method-assign]
+        Clock.charge = saved_charge  # type: ignore[method-assign]
+        process.BotProcess.start = saved_start  # type: ignore[method-assign]
+        transport.RouterTransport.arrival = saved_arrival  # type: ignore[method-assign]
+
+
+async def play(run: TournamentRun, probe: Probe) -> None:
+    """Play the tournament with the lag ticker running."""
+    ticker = asyncio.ensure_future(probe.tick())
+    try:
+        await run.run()
+    finally:
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker
+
+
+def ms(values: list[float], fraction: float) -> float:
+    """A percentile of ``values`` (seconds) in ms, 0 when empty."""
+    return round(percentile(sorted(values), fraction) * 1000, 2) if values else 0.0
+
+
+def measure(level: int, args: argparse.Namespace, *, stamps: bool) -> dict[str, Any]:
+    """One tournament at concurrency ``level``; its figures."""
+    control = TimeControl(
+        move=args.move / 1000, bank=0.0, grace=args.grace / 1000, startup=30.0, heartbeat=5.0
+    )
+    config = make_config(level, args.games, RuleSet.preset("standard"), reuse=not args.fresh)
+    config = dataclasses.replace(config, time=control, seed=args.seed)
+    probe = Probe()
+    load = os.getloadavg()[0]
+    patched = probing(probe, stamps, args.nice)
+    with tempfile.TemporaryDirectory(prefix="bench-clocks-") as tmp, patched:
+        configure(level="info", json_file=Path(tmp) / "referee.log.jsonl", console=False)
+        run = TournamentRun(config, Path(tmp))
+        started = time.perf_counter()
+        asyncio.run(play(run, probe))
+        seconds = time.perf_counter() - started
+    lags = [lag for _, lag in probe.lags]
+    timeouts = [
+        {k: v for k, v in t.items() if k not in ("at", "window")}
+        | {"lag_around_ms": round(probe.lag_around(*t["window"]) * 1000, 1)}
+        for t in probe.timeouts
+    ]
+    games = config.games_per_pairing
+    return {
+        "level": level,
+        "stamps": "turns" if stamps else "read",
+        "nice": "default (+10)" if args.nice is None else args.nice,
+        "games": games,
+        "seconds": round(seconds, 1),
+        "decisions": len(probe.charged),
+        "timeouts": len(timeouts),
+        "timeouts_per_1000_games": round(1000 * len(timeouts) / games, 1),
+        "first_two_requests": sum(1 for t in timeouts if t["decision"] < 2),
+        "lag_ms": {"median": ms(lags, 0.5), "p99": ms(lags, 0.99), "max": ms(lags, 1.0)},
+        "charged_ms": {
+            "median": ms(probe.charged, 0.5),
+            "p99": ms(probe.charged, 0.99),
+            "max": ms(probe.charged, 1.0),
+        },
+        "load_before": round(load, 1),
+        "load_after": round(os.getloadavg()[0], 1),
+        "timeout_details": timeouts[:50],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; JSON on stdout, a summary per run on stderr."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--levels", type=parse_levels, default=[1, 8, 32])
+    parser.add_argument("--games", type=positive, default=64, help="games per run")
+    parser.add_argument("--move", type=positive, default=50, help="ms per decision")
+    parser.add_argument("--grace", type=int, default=0, help="grace ms added to the deadline")
+    parser.add_argument("--rounds", type=positive, default=1)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--fresh", action="store_true", help="new bot processes every game")
+    parser.add_argument("--ab", action="store_true", help="also runs with read-time stamps")
+    parser.add_argument("--nice", type=int, help="bots' nice steps below the referee")
+    args = parser.parse_args(argv)
+    runs: list[dict[str, Any]] = []
+    for _ in range(args.rounds):
+        for level in args.levels:
+            for stamps in (True, False) if args.ab else (True,):
+                row = measure(level, args, stamps=stamps)
+                runs.append(row)
+                print(
+                    f"c={level:<3} {row['stamps']:<5} games={row['games']} "
+                    f"timeouts={row['timeouts']} (first two requests {row['first_two_requests']})"
+                    f" lag ms {row['lag_ms']} charged ms {row['charged_ms']} "
+                    f"load {row['load_before']}->{row['load_after']} {row['seconds']} s",
+                    file=sys.stderr,
+                )
+    summary: dict[str, Any] = {}
+    for row in runs:
+        key = f"c{row['level']}-{row['stamps']}"
+        summary.setdefault(key, []).append(row["timeouts"])
+    report = {
+        "machine": machine(),
+        "deadline_ms": args.move + args.grace,
+        "games_per_run": args.games,
+        "timeouts_per_run": summary,
+        "median_timeouts": {k: statistics.median(v) for k, v in summary.items()},
+        "runs": runs,
+    }
+    json.dump(report, sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
