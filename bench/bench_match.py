@@ -1,14 +1,27 @@
-"""Referee throughput and latency with two instant bots, against a raw pyzmq baseline.
+"""One match between two instant bots against its baselines, interleaved, ipc and tcp.
 
-Run: ``python -m bench.bench_match [--games 20] [--rounds 3] [--concurrent 8]``. Each round
-measures, back to back: (1) raw REQ/REP ping-pong of the same payload size between two
-processes; (2) one match between two instant bots (decisions/s, p50/p99 of the per-decision
-latency the referee measures), the bots taking the opponent's moves inside their requests
-(``inline_events``, the Python SDK's default); (3) the same with bots asking for separate
-``event`` messages. (1)-(3) are repeated ``--rounds`` times and the medians of the per-round
-figures and ratios are reported (this machine is noisy). Then, once: (4) (2) with per-decision
-DEBUG logging to a JSON file; (5) referee memory per running match with N concurrent matches
-on one hub.
+Run: ``python -m bench.bench_match [--rounds 5] [--games 20] [--endpoints ipc,tcp]``.
+
+For each endpoint kind (``ipc://``, the private socket local bots use, and ``tcp://``
+loopback), ``--rounds`` rounds each measure, in an order that rotates from round to round:
+
+* **raw** — a blocking pyzmq socket in round trips with the instant bot
+  (:func:`bench.pingpong.raw_pyzmq`): the baseline of goal (a), and its server-side CPU per
+  round trip the baseline of goal (b);
+* **floor** — the referee's own transport with a do-nothing handler, same bot, same request
+  (:func:`bench.pingpong.raw_transport`): the least any referee on this transport spends;
+* **match** — one ``--games``-game match between two instant bots (``bench/instant_bot.py``,
+  the opponent's moves inside their requests, as the Python SDK asks) through the real hub,
+  seats, rules and match record: decisions/s, the referee's CPU per decision.
+
+The baselines time only after the bot has connected and after ``--warmup`` round trips, then
+time consecutive segments of ``--lengths`` round trips (their spread shows the estimate does
+not depend on the run's length); the match times from its first message, after both bots have
+connected, in a process already warmed by an untimed one-game match. Every figure is printed
+per round, and as the median with [min-max] over the rounds, together with the per-round
+ratios match/raw and match/floor. Then, once: the mean bytes of the match's real requests and
+replies (from the warm-up match), and with ``--concurrent N`` the referee's memory per running
+match with N matches on one hub.
 """
 
 from __future__ import annotations
@@ -17,15 +30,18 @@ import argparse
 import asyncio
 import json
 import logging
+import resource
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from bench import pingpong
-from bench.common import machine, percentile
-from protocol.codec import encode
+from bench.common import cpu_seconds, machine, percentile, proc_seconds
 from referee.cli.logs import configure
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
@@ -37,7 +53,6 @@ from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
-SEPARATE = f"{INSTANT} --separate-events"
 CLOCK = TimeControl(move=5.0, bank=60.0, startup=20.0, heartbeat=5.0)
 
 
@@ -49,15 +64,36 @@ def rss_kib() -> int:
     return 0
 
 
+def _count_bytes(transport: RouterTransport, sizes: dict[str, list[int]]) -> None:
+    """Record the size of every message sent and delivered (warm-up match only)."""
+    send, deliver = transport.send, transport.deliver
+
+    def counted_send(peer: bytes, payload: bytes) -> bool:
+        sizes["sent"].append(len(payload))
+        return send(peer, payload)
+
+    def counted_deliver(inc: Any) -> None:
+        sizes["received"].append(len(inc.payload))
+        deliver(inc)
+
+    transport.send = counted_send  # type: ignore[method-assign]
+    transport.deliver = counted_deliver  # type: ignore[method-assign]
+
+
 async def matches(
-    count: int, games: int, out: Path | None, bot: str = INSTANT
-) -> tuple[float, int, list[float], int]:
-    """Run ``count`` concurrent matches; return (seconds, decisions, latencies_us, peak_rss)."""
-    async with RouterTransport(TransportConfig(heartbeat_timeout_ms=60000)) as transport:
+    count: int, games: int, kind: str, out: Path, *, sizes: dict[str, list[int]] | None = None
+) -> dict[str, Any]:
+    """Run ``count`` concurrent matches (records in ``out``); wall, decisions, CPU, RSS."""
+    endpoint = f"ipc://{out}/m.sock" if kind == "ipc" else "tcp://127.0.0.1:0"
+    config = TransportConfig(endpoint=endpoint, heartbeat_timeout_ms=60000)
+    async with RouterTransport(config) as transport:
+        if sizes is not None:
+            _count_bytes(transport, sizes)
         hub = Hub(transport)
         procs: list[BotProcess] = []
         runs = []
         links_all: list[SeatLink] = []
+        command = replace(BotCommand.parse(INSTANT), sandbox="none")
         try:
             for number in range(count):
                 links = []
@@ -67,113 +103,150 @@ async def matches(
                         "GIN_REFEREE_ENDPOINT": transport.endpoint,
                         "GIN_REFEREE_TOKEN": link.token,
                     }
-                    procs.append(await BotProcess.start(BotCommand.parse(bot), env=env))
+                    procs.append(await BotProcess.start(command, env=env))
                     links.append(link)
                 links_all += links
-                config = MatchConfig(games=games, time=CLOCK, seed=number, match_id=f"b{number}")
-                recorder = None if out is None else MatchRecorder(out / f"b{number}.jsonl")
-                runs.append((config, links, procs[-2:], recorder))
+                cfg = MatchConfig(games=games, time=CLOCK, seed=number, match_id=f"b{number}")
+                runs.append((cfg, links, procs[-2:], MatchRecorder(out / f"b{number}.jsonl")))
             await asyncio.gather(*(link.connected for link in links_all))
             peak = 0
+            sampler = None
+            if count > 1:
 
-            async def sample() -> None:
-                nonlocal peak
-                while True:
-                    peak = max(peak, rss_kib())
-                    await asyncio.sleep(0.05)
+                async def sample() -> None:
+                    nonlocal peak
+                    while True:
+                        peak = max(peak, rss_kib())
+                        await asyncio.sleep(0.05)
 
-            sampler = asyncio.ensure_future(sample())
-            start = time.perf_counter()
+                sampler = asyncio.ensure_future(sample())
+            bots0 = sum(proc_seconds(p.pid) or 0.0 for p in procs)
+            children0 = cpu_seconds(resource.RUSAGE_CHILDREN)
+            cpu0, start = cpu_seconds(resource.RUSAGE_SELF), time.perf_counter()
             results = await asyncio.gather(
                 *(play_watched(c, (ls[0], ls[1]), ps, recorder=r) for c, ls, ps, r in runs)
             )
             elapsed = time.perf_counter() - start
-            sampler.cancel()
+            cpu = cpu_seconds(resource.RUSAGE_SELF) - cpu0
+            alive = sum(proc_seconds(p.pid) or 0.0 for p in procs)  # reaped: in CHILDREN
+            bots = cpu_seconds(resource.RUSAGE_CHILDREN) - children0 + alive - bots0
+            if sampler is not None:
+                sampler.cancel()
         finally:
             await asyncio.gather(*(p.terminate(grace=0.5) for p in procs))
     decisions = sum(s.decisions for r in results for s in r.seats)
     latencies: list[float] = []
-    if out is not None:
-        for number in range(count):
-            for line in (out / f"b{number}.jsonl").read_text().splitlines():
-                rec = json.loads(line)
-                if rec["type"] == "hand":
-                    latencies += [ms * 1000 for _s, _a, ms in rec["actions"]]
+    for number in range(count):
+        for line in (out / f"b{number}.jsonl").read_text().splitlines():
+            rec = json.loads(line)
+            if rec["type"] == "hand":
+                latencies += [ms * 1000 for _s, _a, ms in rec["actions"]]
     latencies.sort()
-    return elapsed, decisions, latencies, peak
-
-
-def typical_request_size() -> int:
-    """Bytes of a mid-hand discard request, for a fair ping-pong payload."""
-    from protocol.schema import Request, WireAction, WireView
-
-    cards = ("As", "2c", "3d", "4h", "5s", "6c", "7d", "8h", "9s", "Tc", "Jd")
-    view = WireView(
-        0, "discard", 0, 1, cards, cards[:8], 20, 10, ("Kd",), 10, 1, 12, (30, 45), None
-    )
-    legal = tuple(WireAction("discard", c) for c in cards)
-    return len(encode(Request(123, "discard", legal, view, 30000, 29000)))
-
-
-def one_round(size: int, games: int, out: Path) -> dict[str, float]:
-    """Raw ping-pong, then a match with inline events, then one with separate events."""
-    raw = pingpong.run(size, 10000)
-    figures = {
-        "raw_pingpong_per_s": raw["round_trips_per_s"],
-        "raw_p50_us": raw["p50_us"],
-        "raw_p99_us": raw["p99_us"],
+    return {
+        "decisions": decisions,
+        "per_s": decisions / elapsed,
+        "referee_cpu_us": cpu / decisions * 1e6,
+        "bots_cpu_us": bots / decisions * 1e6,
+        "p50_us": percentile(latencies, 0.5),
+        "p99_us": percentile(latencies, 0.99),
+        "peak_rss_kib": peak,
     }
-    for label, bot in (("inline", INSTANT), ("separate", SEPARATE)):
-        where = out / label
-        where.mkdir(parents=True)
-        secs, decisions, lat, _ = asyncio.run(matches(1, games, where, bot))
-        rate = decisions / secs
-        figures[f"{label}_decisions_per_s"] = rate
-        figures[f"{label}_ratio_to_raw"] = rate / raw["round_trips_per_s"]
-        figures[f"{label}_p50_us"] = percentile(lat, 0.5)
-        figures[f"{label}_p99_us"] = percentile(lat, 0.99)
-        figures[f"{label}_p99_ratio_to_raw"] = percentile(lat, 0.99) / raw["p99_us"]
-    return figures
+
+
+def one_match(kind: str, games: int, tmp: Path) -> dict[str, Any]:
+    """One timed match in a fresh directory."""
+    where = Path(tempfile.mkdtemp(dir=tmp))
+    return asyncio.run(matches(1, games, kind, where))
+
+
+def summary(values: list[float]) -> str:
+    """``median [min-max]``, 3 significant digits."""
+    return f"{statistics.median(values):.4g} [{min(values):.4g}-{max(values):.4g}]"
+
+
+def measure_kind(kind: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """Interleaved rounds of raw, floor and match on one endpoint kind."""
+    sizes: dict[str, list[int]] = {"sent": [], "received": []}
+    asyncio.run(matches(1, 1, kind, Path(tempfile.mkdtemp(dir=tmp)), sizes=sizes))  # warm-up
+    series: dict[str, Callable[[], Any]] = {
+        "raw": lambda: pingpong.raw_pyzmq(kind, args.warmup, args.lengths),
+        "floor": lambda: pingpong.raw_transport(kind, args.warmup, args.lengths),
+        "match": lambda: one_match(kind, args.games, tmp),
+    }
+    names = list(series)
+    rounds: list[dict[str, Any]] = []
+    for number in range(args.rounds):
+        order = names[number % 3 :] + names[: number % 3]
+        got = {name: series[name]() for name in order}
+        raw_rate = statistics.median(s["per_s"] for s in got["raw"])
+        floor_rate = statistics.median(s["per_s"] for s in got["floor"])
+        raw_cpu = statistics.median(s["server_cpu_us"] for s in got["raw"])
+        floor_cpu = statistics.median(s["server_cpu_us"] for s in got["floor"])
+        match = got["match"]
+        row = {
+            "order": "".join(name[0] for name in order),
+            **{f"raw_per_s_{s['round_trips']}": s["per_s"] for s in got["raw"]},
+            **{f"floor_per_s_{s['round_trips']}": s["per_s"] for s in got["floor"]},
+            "match_per_s": match["per_s"],
+            "ratio_match_raw": match["per_s"] / raw_rate,
+            "ratio_match_floor": match["per_s"] / floor_rate,
+            "raw_server_cpu_us": raw_cpu,
+            "floor_server_cpu_us": floor_cpu,
+            "match_referee_cpu_us": match["referee_cpu_us"],
+            "cpu_ratio_match_raw": match["referee_cpu_us"] / raw_cpu,
+            "cpu_ratio_match_floor": match["referee_cpu_us"] / floor_cpu,
+            "raw_bot_cpu_us": statistics.median(s["bot_cpu_us"] for s in got["raw"]),
+            "match_bots_cpu_us": match["bots_cpu_us"],
+            "match_p50_us": match["p50_us"],
+            "match_p99_us": match["p99_us"],
+        }
+        rounds.append(row)
+        print(
+            kind,
+            number,
+            json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}),
+            file=sys.stderr,
+        )
+    keys = [k for k in rounds[0] if k != "order"]
+    return {
+        "request_bytes_baseline": len(pingpong.REQUEST),
+        "match_mean_sent_bytes": round(statistics.mean(sizes["sent"])),
+        "match_mean_received_bytes": round(statistics.mean(sizes["received"])),
+        "median_[min-max]": {k: summary([r[k] for r in rounds]) for k in keys},
+        "orders": [r["order"] for r in rounds],
+    }
+
+
+def memory(concurrent: int, games: int, tmp: Path) -> dict[str, Any]:
+    """Referee RSS per running match with ``concurrent`` matches on one hub."""
+    base = rss_kib()
+    got = asyncio.run(matches(concurrent, games, "ipc", Path(tempfile.mkdtemp(dir=tmp))))
+    return {
+        "concurrent_matches": concurrent,
+        "concurrent_decisions_per_s": round(got["per_s"]),
+        "rss_per_match_kib": round((got["peak_rss_kib"] - base) / concurrent),
+    }
 
 
 def main() -> None:
-    """Run all measurements and print a JSON summary (medians over the rounds)."""
+    """Run all measurements and print a JSON summary."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=20, help="games per benchmark match")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of raw + both matches")
-    parser.add_argument("--concurrent", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per endpoint")
+    parser.add_argument("--warmup", type=int, default=1000, help="untimed round trips")
+    parser.add_argument("--lengths", type=pingpong.parse_lengths, default=[2000, 8000])
+    parser.add_argument("--endpoints", default="ipc,tcp")
+    parser.add_argument("--concurrent", type=int, default=0, help="memory run (0: skip)")
     args = parser.parse_args()
-    size = typical_request_size()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp)
-        configure(level="info", json_file=out / "info.jsonl", console=False)
-        rounds = [one_round(size, args.games, out / f"r{n}") for n in range(args.rounds)]
-        inline_rate = statistics.median(r["inline_decisions_per_s"] for r in rounds)
-        configure(level="debug", json_file=out / "debug.jsonl", console=False)
-        dsecs, ddecisions, _, _ = asyncio.run(matches(1, args.games, None))
-        configure(level="info", json_file=out / "info2.jsonl", console=False)
-        base = rss_kib()
-        csecs, cdecisions, _, peak = asyncio.run(
-            matches(args.concurrent, max(1, args.games // 4), None)
-        )
+    result: dict[str, Any] = {"machine": machine(), "rounds": args.rounds, "games": args.games}
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        configure(level="info", json_file=tmp / "info.jsonl", console=False)
+        for kind in args.endpoints.split(","):
+            result[kind] = measure_kind(kind, args, tmp)
+        if args.concurrent:
+            result["memory"] = memory(args.concurrent, max(1, args.games // 4), tmp)
         logging.shutdown()
-    result: dict[str, object] = {
-        "machine": machine(),
-        "request_bytes": size,
-        "rounds": args.rounds,
-        "median": {
-            key: round(statistics.median(r[key] for r in rounds), 3 if "ratio" in key else 1)
-            for key in rounds[0]
-        },
-        "per_round": [
-            {k: round(v, 3 if "ratio" in k else 1) for k, v in r.items()} for r in rounds
-        ],
-        "debug_logging_decisions_per_s": round(ddecisions / dsecs),
-        "debug_logging_cost_ratio": round((ddecisions / dsecs) / inline_rate, 3),
-        "concurrent_matches": args.concurrent,
-        "concurrent_decisions_per_s": round(cdecisions / csecs),
-        "rss_per_match_kib": round((peak - base) / args.concurrent),
-    }
     print(json.dumps(result, indent=2))
 
 

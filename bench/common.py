@@ -79,8 +79,17 @@ def thread_names() -> dict[int, str]:
 
 def thread_seconds(tid: int) -> float | None:
     """User + system CPU seconds of this process's thread ``tid``; None once it has ended."""
+    return _stat_seconds(f"/proc/self/task/{tid}/stat")
+
+
+def proc_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far; None once it has been reaped."""
+    return _stat_seconds(f"/proc/{pid}/stat")
+
+
+def _stat_seconds(path: str) -> float | None:
     try:
-        with open(f"/proc/self/task/{tid}/stat") as stat:
+        with open(path) as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
     except OSError:
         return None

@@ -1,72 +1,215 @@
-"""Raw pyzmq REQ/REP ping-pong between two processes: the baseline for the referee's rate.
+"""The baselines of one match: raw round trips with the instant bot, on pyzmq and on the
+referee's own transport.
 
-``python -m bench.pingpong --size N --count K`` prints round trips per second and latency
-percentiles for payloads of N bytes (the size of a typical decision request).
+Both drive **the same bot process** a match uses (``bench/instant_bot.py``, started like the
+referee starts bots: own process group, ``nice`` +10, no sandbox), send it the referee's
+typical decision request (:data:`protocol.examples.TYPICAL_REQUEST`, encoded as the referee
+sends it) and read its action reply, one round trip at a time, until the request count is
+reached:
+
+* :func:`raw_pyzmq` — a blocking pyzmq ``DEALER`` bound at the endpoint: the least a Python
+  process on libzmq can do per round trip (no rules, no asyncio, no parsing of the reply);
+* :func:`raw_transport` — the referee's :class:`~referee.net.transport.RouterTransport` on
+  asyncio with a handler that only answers each reply with the canned request: the floor of
+  any referee built on this transport.
+
+Timing starts only after the bot has connected and said hello and after ``warmup`` round
+trips; then ``lengths`` timed segments follow back to back on the same connection (so a
+segment's rate shows whether the estimate depends on the run's length). Each segment reports
+round trips/s, this process's CPU per round trip (``RUSAGE_SELF``: for pyzmq that includes
+libzmq's I/O thread) and the bot's (from ``/proc/<pid>/stat``).
+
+Run alone: ``python -m bench.pingpong [--endpoint ipc|tcp] [--lengths 2000,8000]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
-import multiprocessing
+import os
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 import zmq
 
-from bench.common import percentile
+from bench.common import cpu_seconds, proc_seconds
+from protocol.codec import encode
+from protocol.examples import TYPICAL_REQUEST
+from protocol.schema import MatchEnd
+from referee.net.transport import Incoming, RouterTransport, TransportConfig
+
+INSTANT = f"{sys.executable} -m bench.instant_bot"
+NICE = 10
+REQUEST = encode(replace(TYPICAL_REQUEST, request_id=1))
+MATCH_END = encode(MatchEnd("draw", (0, 0), (0, 0), "normal", None))
 
 
-def _server(endpoint: str, count: int, size: int) -> None:
+def spawn_bot(endpoint: str, bot: str = INSTANT) -> subprocess.Popen[bytes]:
+    """Start the bot as the referee does (own group, lower priority)."""
+    env = dict(os.environ, GIN_REFEREE_ENDPOINT=endpoint, GIN_REFEREE_TOKEN="t")
+    proc = subprocess.Popen(shlex.split(bot), env=env, stdin=subprocess.DEVNULL, process_group=0)
+    with contextlib.suppress(OSError):
+        os.setpriority(
+            os.PRIO_PROCESS, proc.pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + NICE)
+        )
+    return proc
+
+
+class Segments:
+    """Times ``lengths`` consecutive segments of round trips after ``warmup`` untimed ones."""
+
+    def __init__(self, warmup: int, lengths: list[int], pid: Callable[[], int]) -> None:
+        self.warmup, self.lengths, self.pid = warmup, lengths, pid
+        self.left = warmup
+        self.index = -1  # -1: warming up
+        self.results: list[dict[str, float]] = []
+        self._mark: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def _bot(self) -> float:
+        return proc_seconds(self.pid()) or 0.0  # the bot is alive until the last segment is timed
+
+    def _start(self) -> None:
+        self._mark = (time.perf_counter(), cpu_seconds(resource.RUSAGE_SELF), self._bot())
+
+    def tick(self) -> bool:
+        """One round trip done; False once every segment is complete."""
+        self.left -= 1
+        if self.left > 0:
+            return True
+        if self.index >= 0:
+            wall, cpu, bot = self._mark
+            count = self.lengths[self.index]
+            seconds = time.perf_counter() - wall
+            self.results.append({
+                "round_trips": count,
+                "per_s": count / seconds,
+                "server_cpu_us": (cpu_seconds(resource.RUSAGE_SELF) - cpu) / count * 1e6,
+                "bot_cpu_us": (self._bot() - bot) / count * 1e6,
+            })  # fmt: skip
+        self.index += 1
+        if self.index == len(self.lengths):
+            return False
+        self.left = self.lengths[self.index]
+        self._start()
+        return True
+
+
+def _endpoint(kind: str, tmp: str) -> str:
+    return f"ipc://{tmp}/pp.sock" if kind == "ipc" else "tcp://127.0.0.1"
+
+
+def raw_pyzmq(
+    kind: str, warmup: int, lengths: list[int], bot: str = INSTANT
+) -> list[dict[str, float]]:
+    """Segments of round trips from a blocking pyzmq DEALER (``kind``: ``ipc`` or ``tcp``)."""
     ctx = zmq.Context()
-    sock = ctx.socket(zmq.REP)
+    sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
-    sock.connect(endpoint)
-    reply = b"r" * 60  # a typical action reply
-    for _ in range(count):
-        sock.recv()
-        sock.send(reply)
-    sock.close(0)
-    ctx.term()
+    proc = None
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            endpoint = _endpoint(kind, tmp)
+            if kind == "tcp":
+                endpoint = f"{endpoint}:{sock.bind_to_random_port(endpoint)}"
+            else:
+                sock.bind(endpoint)
+            proc = spawn_bot(endpoint, bot)
+            pid = proc.pid
+            timer = Segments(warmup, lengths, lambda: pid)
+            send, recv = sock.send, sock.recv
+            recv()  # the hello: the bot is connected
+            while True:
+                send(REQUEST)
+                recv()
+                if not timer.tick():
+                    break
+            send(MATCH_END)
+            proc.wait(30)
+        finally:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            sock.close(0)
+            ctx.term()
+    return timer.results
 
 
-def run(size: int, count: int) -> dict[str, float]:
-    """Round trips of ``size``-byte requests and ~60-byte replies; rate and latencies."""
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.REQ)
-    sock.setsockopt(zmq.LINGER, 0)
-    port = sock.bind_to_random_port("tcp://127.0.0.1")
-    proc = multiprocessing.get_context("spawn").Process(
-        target=_server, args=(f"tcp://127.0.0.1:{port}", count, size)
-    )
-    proc.start()
-    payload = b"x" * size
-    samples = []
-    clock = time.perf_counter
-    start = clock()
-    for _ in range(count):
-        t = clock()
-        sock.send(payload)
-        sock.recv()
-        samples.append((clock() - t) * 1e6)
-    elapsed = clock() - start
-    proc.join(10)
-    sock.close(0)
-    ctx.term()
-    samples.sort()
-    return {
-        "round_trips_per_s": count / elapsed,
-        "p50_us": percentile(samples, 0.5),
-        "p99_us": percentile(samples, 0.99),
-    }
+async def _serve_transport(
+    kind: str, tmp: str, warmup: int, lengths: list[int], bot: str
+) -> list[dict[str, float]]:
+    bind = f"{_endpoint(kind, tmp)}" + (":0" if kind == "tcp" else "")
+    transport = RouterTransport(TransportConfig(endpoint=bind, heartbeat_timeout_ms=60000))
+    done = asyncio.get_running_loop().create_future()
+    procs: list[subprocess.Popen[bytes]] = []
+    timer = Segments(warmup, lengths, lambda: procs[0].pid)
+    send = transport.send
+    greeted: list[bytes] = []
+
+    def handler(incoming: Incoming) -> None:
+        if not greeted:  # the hello: the bot is connected, nothing to count yet
+            greeted.append(incoming.peer)
+            transport.admit(incoming.peer)
+            send(incoming.peer, REQUEST)
+            return
+        if timer.tick():
+            send(incoming.peer, REQUEST)
+        else:
+            send(incoming.peer, MATCH_END)
+            if not done.done():
+                done.set_result(None)
+
+    async with transport:
+        transport.set_handler(handler)
+        procs.append(spawn_bot(transport.endpoint, bot))
+        try:
+            try:
+                await asyncio.wait_for(done, 120)
+            except TimeoutError:
+                raise RuntimeError(
+                    f"floor stalled after {timer.index} segments, {timer.left} left: "
+                    f"{transport.stats}"
+                ) from None
+            await asyncio.to_thread(procs[0].wait, 30)
+        finally:
+            if procs[0].poll() is None:
+                procs[0].kill()
+                procs[0].wait()
+    return timer.results
+
+
+def raw_transport(
+    kind: str, warmup: int, lengths: list[int], bot: str = INSTANT
+) -> list[dict[str, float]]:
+    """Segments of round trips from the referee's transport with a do-nothing handler."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return asyncio.run(_serve_transport(kind, tmp, warmup, lengths, bot))
+
+
+def parse_lengths(text: str) -> list[int]:
+    """``2000,8000`` -> [2000, 8000]."""
+    return [int(part) for part in text.split(",")]
 
 
 def main() -> None:
-    """Print the baseline as JSON."""
+    """Print one run of each baseline as JSON."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--size", type=int, default=900)
-    parser.add_argument("--count", type=int, default=20000)
+    parser.add_argument("--endpoint", choices=("ipc", "tcp"), default="ipc")
+    parser.add_argument("--warmup", type=int, default=1000)
+    parser.add_argument("--lengths", type=parse_lengths, default=[2000, 8000])
     args = parser.parse_args()
-    print(json.dumps(run(args.size, args.count), indent=2))
+    out: dict[str, Any] = {"request_bytes": len(REQUEST)}
+    out["pyzmq"] = raw_pyzmq(args.endpoint, args.warmup, args.lengths)
+    out["transport"] = raw_transport(args.endpoint, args.warmup, args.lengths)
+    print(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":

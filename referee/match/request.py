@@ -33,7 +33,7 @@ from referee.rules import (
     discard_action,
     knock_action,
 )
-from referee.rules.cards import CARD_TEXT, ROW_MASK
+from referee.rules.cards import CARD_TEXT, ROW_MASK, row_table
 
 __all__ = ["request_bytes"]
 
@@ -50,10 +50,14 @@ _HEADER = tuple(_array_header(n) for n in range(64))
 _INT = tuple(_pack(n) for n in range(256))
 _CARD = tuple(_pack(text) for text in CARD_TEXT)
 _NIL = _pack(None)
-_ROWS = tuple(
-    tuple(b"".join(_CARD[13 * suit + i] for i in range(13) if row >> i & 1) for row in range(8192))
-    for suit in range(4)
-)
+
+
+def _suit_rows(suit: int) -> tuple[bytes, ...]:
+    """Packed card texts of each 13-bit row of ``suit``."""
+    return row_table(lambda below, bit: below + _CARD[13 * suit + bit], b"")
+
+
+_ROWS = tuple(_suit_rows(suit) for suit in range(4))
 _R0, _R1, _R2, _R3 = _ROWS
 _PHASE = {phase: _pack(str(phase)) for phase in Phase}
 _INTERNED: tuple[Action, ...] = (
