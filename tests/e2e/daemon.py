@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tests.e2e.helpers import PY
@@ -40,12 +40,14 @@ def start_referee(
     config: Path,
     procs: Procs,
     *extra: str,
+    python: Sequence[str] = (PY,),
 ) -> tuple[subprocess.Popen[str], str, Path]:
-    """``gin-referee COMMAND CONFIG [EXTRA...]`` on a free port (added to ``procs``);
-    (process, endpoint, output directory), once it says it is serving."""
+    """``gin-referee COMMAND CONFIG [EXTRA...]`` on a free port (added to ``procs``), run by
+    ``python`` (a command line ending where ``-m referee`` goes); (process, endpoint, output
+    directory), once it says it is serving."""
     endpoint, out = f"tcp://127.0.0.1:{free_port()}", config.parent / "out"
     referee = subprocess.Popen(
-        [PY, "-m", "referee", command, str(config), "--bind", endpoint, "--out", str(out),
+        [*python, "-m", "referee", command, str(config), "--bind", endpoint, "--out", str(out),
          *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
