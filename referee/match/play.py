@@ -9,10 +9,11 @@ propagate. Fault resolution (see docs/design/faults.md):
 - other faults follow :class:`~referee.match.faults.FaultPolicy`: forfeit the game (default),
   forfeit the match, or play a safe default move and count a strike.
 
-Setting the ``stop`` event (the referee is shutting down) aborts the match at once, whether it
-is waiting for hellos or in the middle of a hand: the hand in progress is dropped (the record
-keeps the hands that ended), nobody is charged a fault, and each bot gets an ``error`` with code
-``shutdown``, then ``match_end`` with reason ``aborted``, then ``bye``.
+Two events end a match early, marked interrupted and without a fault: ``stop`` at the next
+hand boundary, and ``abort`` (the referee is shutting down) at once, whether the match is
+waiting for hellos or in the middle of a hand: the hand in progress is dropped (the record keeps
+the hands that ended), and each bot gets an ``error`` with code ``shutdown``, then
+``match_end`` with reason ``aborted``, then ``bye``.
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ async def play_match(
     recorder: MatchRecorder | None = None,
     deck_source: DeckSource | None = None,
     stop: asyncio.Event | None = None,
+    abort: asyncio.Event | None = None,
 ) -> MatchResult:
-    """Play a whole match between two issued seats and return its result.
+    """Play a whole match between two issued seats and return its result (``stop`` and
+    ``abort``: see the module docstring).
 
     The caller starts the bot processes (or remote bots connect with their tokens), watches
     them (:func:`referee.match.runner.play_watched`) and tears them down afterwards; this
@@ -63,7 +66,7 @@ async def play_match(
     winner: int | None = None
     reason = "aborted"
     forfeit: Fault | None = None
-    interrupted = False
+    interrupted = shutdown = False
     revealed = config.deal.key_hex if config.reveal_key else None
     if recorder is not None:
         recorder.header(
@@ -85,7 +88,7 @@ async def play_match(
         )
     try:
         try:
-            winner, reason = await _until_stopped(_connect_and_run(match, recorder), stop)
+            winner, reason = await _until_stopped(_connect_and_run(match, recorder), abort)
         except MatchForfeited as err:
             forfeit = err.fault
             winner, reason = 1 - forfeit.seat, "forfeit"
@@ -93,6 +96,7 @@ async def play_match(
             winner, reason = None, "no_start"
         except Aborted:
             interrupted = True
+            shutdown = abort is not None and abort.is_set()
         except asyncio.CancelledError:
             _close_aborted(match, links, recorder, revealed)
             raise
@@ -118,7 +122,7 @@ async def play_match(
             why = "normal"
         wire_fault = None if own is None else WireFault(str(own.kind), own.detail[:400])
         a, b = match.seats
-        if interrupted:
+        if shutdown:
             link.send(error_bytes(ErrorCode.SHUTDOWN, SHUTDOWN_MESSAGE))
         link.send(
             MatchEnd(
@@ -130,7 +134,7 @@ async def play_match(
                 revealed,
             )
         )
-        if interrupted:
+        if shutdown:
             link.send(Bye("shutting down"))
     result = MatchResult(
         match_id=config.match_id,
@@ -173,13 +177,13 @@ async def _connect_and_run(
 
 
 async def _until_stopped(
-    play: Coroutine[None, None, tuple[int | None, str]], stop: asyncio.Event | None
+    play: Coroutine[None, None, tuple[int | None, str]], abort: asyncio.Event | None
 ) -> tuple[int | None, str]:
-    """Run ``play``; if ``stop`` is set first, cancel it and raise :class:`Aborted`."""
+    """Run ``play``; if ``abort`` is set first, cancel it and raise :class:`Aborted`."""
     task = asyncio.ensure_future(play)
-    if stop is None:
+    if abort is None:
         return await task
-    stopper = asyncio.ensure_future(stop.wait())
+    stopper = asyncio.ensure_future(abort.wait())
     try:
         await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -126,6 +126,7 @@ async def play_watched(
     recorder: MatchRecorder | None = None,
     deck_source: DeckSource | None = None,
     stop: asyncio.Event | None = None,
+    abort: asyncio.Event | None = None,
 ) -> MatchResult:
     """:func:`~referee.match.play.play_match` while watching the seats' bot processes
     (``processes[seat]``, None for a remote bot) with :func:`watch_bot`."""
@@ -139,7 +140,7 @@ async def play_watched(
     ]
     try:
         return await play_match(
-            config, links, recorder=recorder, deck_source=deck_source, stop=stop
+            config, links, recorder=recorder, deck_source=deck_source, stop=stop, abort=abort
         )
     finally:
         for task in watchers:
@@ -201,7 +202,9 @@ async def run_match(
     """Play one match between two bot specs; always tears everything down.
 
     Bots the referee starts connect to a private ``ipc://`` endpoint unless ``local_ipc`` is
-    False (then to ``bind``); ``remote:`` bots always use ``bind``.
+    False (then to ``bind``); ``remote:`` bots always use ``bind``. Setting ``stop`` (the
+    referee is shutting down) aborts the match at once (``play_match``'s ``abort``) and
+    refuses later hellos with ``shutdown``.
     """
     transport = RouterTransport(
         TransportConfig(
@@ -252,7 +255,7 @@ async def run_match(
         if recorder is not None:
             recorder.header_extra["sandbox"] = level
         result = await play_watched(
-            config, (links[0], links[1]), processes, recorder=recorder, stop=stop
+            config, (links[0], links[1]), processes, recorder=recorder, abort=stop
         )
         result = dataclasses.replace(result, sandbox=level)
         return result

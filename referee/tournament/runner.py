@@ -329,7 +329,7 @@ class TournamentRun:
                 (links[0], links[1]),
                 processes,
                 recorder=recorder,
-                stop=self.stop,
+                abort=self.stop,
             )
         finally:
             await keeper.settle(
