@@ -5,8 +5,9 @@ unused token and a supported protocol version; then that routing id is bound to 
 (:meth:`~referee.match.seat.SeatLink.bind`, once, and only then). Everything else from unknown
 peers is answered with ``reject`` (and the connection closed) or ``error`` (a few times per
 connection, :mod:`referee.match.rejects`) and otherwise ignored: nobody can play someone else's
-seat. Refusals are counted and logged at a bounded rate. Frames from bound peers go straight to their
-:class:`~referee.match.seat.SeatLink`, stamped with their arrival time by the hub's timer.
+seat. Refusals are counted and logged at a bounded rate. Frames from bound peers go straight
+to their :class:`~referee.match.seat.SeatLink`, stamped with their arrival time by the hub's
+timer.
 
 One live connection per token: a hello with a token that a seat in play or a lobby connection
 already holds is refused (``token_in_use``); the first connection keeps its place, so a second
