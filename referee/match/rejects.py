@@ -49,28 +49,35 @@ class RejectLog:
         """Count one refusal of ``kind``; log it if no line about ``kind`` is recent."""
         self.counts[kind] += 1
         now = self.timer.time()
-        if now >= self._quiet_until.get(kind, float("-inf")):
-            self._quiet_until[kind] = now + self.interval
-            self.logger.info("refused %s: %s (%d refused so far)", kind, detail, self.counts[kind])
-        else:
+        if now < self._quiet_until.get(kind, float("-inf")):
             self._unlogged[kind] += 1
             self._latest[kind] = detail
+            return
+        self._quiet_until[kind] = now + self.interval
+        if self._unlogged[kind]:  # the first after a quiet interval: summarised with the rest
+            self._unlogged[kind] += 1
+            self._latest[kind] = detail
+            self._summarise(kind)
+        else:
+            self.logger.info("refused %s: %s (%d refused so far)", kind, detail, self.counts[kind])
 
     def flush(self, *, force: bool = False) -> None:
         """Log a summary for each kind with unlogged refusals whose interval has passed (every
         kind with ``force``)."""
         now = self.timer.time()
-        for kind, unlogged in list(self._unlogged.items()):
+        for kind in [k for k, n in self._unlogged.items() if n]:
             if force or now >= self._quiet_until.get(kind, float("-inf")):
                 self._quiet_until[kind] = now + self.interval
-                del self._unlogged[kind]
-                self.logger.info(
-                    "refused %s: %d more not logged one by one (latest: %s); %d refused so far",
-                    kind,
-                    unlogged,
-                    self._latest.pop(kind, ""),
-                    self.counts[kind],
-                )
+                self._summarise(kind)
+
+    def _summarise(self, kind: str) -> None:
+        self.logger.info(
+            "refused %s: %d more not logged one by one (latest: %s); %d refused so far",
+            kind,
+            self._unlogged.pop(kind),
+            self._latest.pop(kind, ""),
+            self.counts[kind],
+        )
 
     def close(self) -> None:
         """Log what is still unlogged."""
