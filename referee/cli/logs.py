@@ -3,22 +3,79 @@
 Only the CLI calls :func:`configure`; library modules just ask for loggers. Per-decision
 events are logged at DEBUG, which the filtering logger turns into a no-op at INFO, so logging
 never dominates the cost of a decision.
+
+The JSON file rotates by size (``--log-max-bytes``, default 64 MiB, ``--log-backups`` old
+files kept, default 5: ``referee.log.jsonl.1`` is the newest), so a long-running daemon's log
+stays within ``max_bytes * (backups + 1)``. With ``--log-stdout`` the JSON lines go to stdout
+instead, for a service manager (systemd's journal, docker's log driver) to collect and rotate.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
+import logging.handlers
 import sys
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-__all__ = ["configure"]
+from referee.net.limits import parse_size
+
+__all__ = ["DEFAULT_BACKUPS", "DEFAULT_MAX_BYTES", "add_log_options", "configure", "configure_cli"]
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_BACKUPS = 5
+LOG_NAME = "referee.log.jsonl"
 
 
-def configure(*, level: str = "info", json_file: Path | None = None, console: bool = True) -> None:
-    """Route structlog and stdlib logging: JSON lines to ``json_file``, console to stderr.
+def add_log_options(parser: argparse.ArgumentParser, *, level: str = "info") -> None:
+    """The logging options of a command that runs matches."""
+    parser.add_argument("--log-level", default=level)
+    parser.add_argument(
+        "--log-max-bytes",
+        default=str(DEFAULT_MAX_BYTES),
+        metavar="SIZE",
+        help="rotate OUT/referee.log.jsonl at this size, e.g. 64M (default 64M)",
+    )
+    parser.add_argument("--log-backups", type=int, default=DEFAULT_BACKUPS,
+                        help="rotated log files kept (default 5)")  # fmt: skip
+    parser.add_argument(
+        "--log-stdout",
+        action="store_true",
+        help="JSON log lines to stdout instead of a file (for a service manager to collect)",
+    )
+
+
+def configure_cli(args: argparse.Namespace, out: Path | None) -> None:
+    """:func:`configure` from a command's options (logs to ``out``/referee.log.jsonl);
+    a bad option raises ValueError naming it."""
+    max_bytes = parse_size(getattr(args, "log_max_bytes", DEFAULT_MAX_BYTES), "--log-max-bytes")
+    backups = getattr(args, "log_backups", DEFAULT_BACKUPS)
+    if backups < 0:
+        raise ValueError(f"--log-backups must be >= 0, got {backups}")
+    to_stdout = bool(getattr(args, "log_stdout", False))
+    configure(
+        level=args.log_level,
+        json_file=None if out is None or to_stdout else out / LOG_NAME,
+        json_stdout=to_stdout,
+        max_bytes=max_bytes,
+        backups=backups,
+    )
+
+
+def configure(
+    *,
+    level: str = "info",
+    json_file: Path | None = None,
+    console: bool = True,
+    json_stdout: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    backups: int = DEFAULT_BACKUPS,
+) -> None:
+    """Route structlog and stdlib logging: JSON lines to ``json_file`` (rotated at
+    ``max_bytes``, keeping ``backups`` old files) or to stdout, console to stderr.
 
     The console shows warnings and above unless ``level`` is lower and stderr is a terminal.
     """
@@ -31,9 +88,16 @@ def configure(*, level: str = "info", json_file: Path | None = None, console: bo
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     handlers: list[logging.Handler] = []
+    json_handler: logging.Handler | None = None
     if json_file is not None:
         json_file.parent.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(json_file, encoding="utf-8")
+        json_handler = logging.handlers.RotatingFileHandler(
+            json_file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+        )
+    elif json_stdout:
+        json_handler = logging.StreamHandler(sys.stdout)
+    if json_handler is not None:
+        handler: logging.Handler = json_handler
         handler.setFormatter(
             structlog.stdlib.ProcessorFormatter(
                 processor=structlog.processors.JSONRenderer(), foreign_pre_chain=shared

@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from referee.cli.logs import configure
+from referee.cli.daemon import raise_fd_limit, run_stoppable
+from referee.cli.logs import add_log_options, configure, configure_cli
 from referee.cli.toolkit import add_check_command, add_feed_options, run_check, run_feed
 from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
 from referee.cli.view import add_commands as add_view_commands
@@ -104,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--out", type=Path, default=None, help="directory for record, logs, stderr")
     m.add_argument("--match-id", default="match", help="match id (record file name)")
     m.add_argument("--json", action="store_true", help="print a machine summary")
-    m.add_argument("--log-level", default="info")
+    add_log_options(m)
     d = sub.add_parser("demo", help="a match between the sample bots (greedy vs random)")
     d.add_argument("--games", type=int, default=10, help="games to play (default 10)")
     d.add_argument("--seed", type=int, default=None, help="public deal seed (NOT secret)")
@@ -197,38 +197,21 @@ async def _match(args: argparse.Namespace) -> int:
             BotSpec(f"{specs[1].name}-B", specs[1].command),
         )
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    task = asyncio.ensure_future(
-        run_match(
-            config,
-            specs,
-            bind=args.bind,
-            out_dir=args.out,
-            stop=stop,
-            on_token=_token_notice,
-            local_ipc=args.local_transport == "ipc",
-        )
+    work = run_match(
+        config,
+        specs,
+        bind=args.bind,
+        out_dir=args.out,
+        stop=stop,
+        on_token=_token_notice,
+        local_ipc=args.local_transport == "ipc",
     )
-    try:
-        stopper = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        stopper.cancel()
-        if not task.done():
-            print("interrupted: finishing the current hand...", file=sys.stderr)
-            done, _ = await asyncio.wait({task}, timeout=max(5.0, 2 * args.move_time))
-            if not done:
-                task.cancel()
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    print("interrupted: match abandoned", file=sys.stderr)
-                    return EXIT_INTERRUPTED
-        result = task.result()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
+    result, _ = await run_stoppable(
+        work, stop, notice="interrupted: aborting the match (bots are told: shutdown)..."
+    )
+    if result is None:
+        print("interrupted: match abandoned", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(json.dumps(result.to_dict(), indent=2) if args.json else _summary(result))
     if result.interrupted or stop.is_set():
         return EXIT_INTERRUPTED
@@ -293,10 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             ]
         )  # fmt: skip
     try:
-        out = args.out
-        configure(
-            level=args.log_level, json_file=None if out is None else out / "referee.log.jsonl"
-        )
+        if args.command not in ("tournament", "serve"):  # those log into their output dir
+            configure_cli(args, args.out)
+            raise_fd_limit()
         if args.command == "tournament":
             return asyncio.run(run_tournament(args))
         if args.command == "serve":

@@ -6,13 +6,14 @@ import argparse
 import asyncio
 import contextlib
 import json
-import signal
 import sys
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from referee.cli.daemon import raise_fd_limit, run_stoppable
+from referee.cli.logs import add_log_options, configure_cli
 from referee.match import FaultPolicy, Observer, TimeControl
 from referee.rules import RuleSet
 from referee.tournament.config import BotEntry, ConfigError, TournamentConfig, load_config
@@ -44,7 +45,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     t.add_argument("--out", type=Path, default=None, help="output directory (store, records)")
     t.add_argument("--resume", action="store_true", help="(default) continue an interrupted run")
     t.add_argument("--bind", default="tcp://127.0.0.1:0")
-    t.add_argument("--log-level", default="info")
+    add_log_options(t)
     _spectate_options(t)
     s = sub.add_parser("sprt", help="play paired games until the SPRT decides")
     s.add_argument("--candidate", required=True, help="command line of the new bot")
@@ -66,13 +67,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--seed", type=int, default=None, help="public deal seed: deals NOT secret (testing only)"
     )
     s.add_argument("--out", type=Path, default=Path("runs/sprt"))
-    s.add_argument("--log-level", default="warning")
+    add_log_options(s, level="warning")
     v = sub.add_parser("serve", help="daemon: run a tournament as registered remote bots connect")
     v.add_argument("config", type=Path)
     v.add_argument("--bind", default="tcp://0.0.0.0:5555", help="endpoint remote bots reach")
     v.add_argument("--out", type=Path, default=None)
     v.add_argument("--until-done", action="store_true", help="exit when every game is played")
-    v.add_argument("--log-level", default="info")
+    add_log_options(v)
     _spectate_options(v)
     r = sub.add_parser("results", help="standings of a tournament directory")
     r.add_argument("dir", type=Path)
@@ -115,36 +116,9 @@ def _spectating(args: argparse.Namespace, out: Path, config: TournamentConfig) -
 
 async def _run(run: TournamentRun, stop: asyncio.Event) -> bool:
     """Run with signal handling; True if a signal interrupted it."""
-    loop = asyncio.get_running_loop()
-    signalled = asyncio.Event()
-
-    def on_signal() -> None:
-        signalled.set()
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
-    try:
-        task = asyncio.ensure_future(run.run())
-        waiter = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if not task.done():
-            why = "interrupted" if signalled.is_set() else "stopping"
-            print(f"\n{why}: finishing the hands in progress...", file=sys.stderr)
-            grace = max(5.0, 2 * run.config.time.move)
-            done, _ = await asyncio.wait({task}, timeout=grace)
-            if not done:
-                task.cancel()
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    return True
-        task.result()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-    return signalled.is_set()
+    notice = "\ninterrupted: aborting the games in progress (bots are told: shutdown)..."
+    _, signalled = await run_stoppable(run.run(), stop, notice=notice)
+    return signalled
 
 
 def _done_count(out: Path) -> int:
@@ -167,6 +141,8 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     out = args.out or config.out or Path("runs") / config.name
+    configure_cli(args, out)
+    raise_fd_limit()
     try:
         spectating = _spectating(args, out, config)
     except ValueError as err:

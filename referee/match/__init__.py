@@ -34,6 +34,7 @@ from referee.match.record import (
 from referee.match.result import MatchResult, SeatSummary
 from referee.match.runner import (
     BOT_EXIT_GRACE,
+    FAREWELL_FLUSH,
     BotSpec,
     play_watched,
     release_seats,
@@ -51,6 +52,7 @@ __all__ = [
     "CheckReport",
     "DEFAULT_MAX_HANDS",
     "Deal",
+    "FAREWELL_FLUSH",
     "FaultPolicy",
     "FeedReport",
     "Hub",

@@ -3,9 +3,16 @@
 Tokens are issued per seat. A frame from an unknown peer must be a ``hello`` carrying a valid,
 unused token and a supported protocol version; then that routing id is bound to the seat
 (:meth:`~referee.match.seat.SeatLink.bind`, once, and only then). Everything else from unknown
-peers is answered with ``reject``/``error`` and otherwise ignored: nobody can play someone
-else's seat. Frames from bound peers go straight to their
-:class:`~referee.match.seat.SeatLink`, stamped with their arrival time by the hub's timer.
+peers is answered with ``reject`` (and the connection closed) or ``error`` (a few times per
+connection, :mod:`referee.match.rejects`) and otherwise ignored: nobody can play someone else's
+seat. Refusals are counted and logged at a bounded rate. Frames from bound peers go straight
+to their :class:`~referee.match.seat.SeatLink`, stamped with their arrival time by the hub's
+timer.
+
+One live connection per token: a hello with a token that a seat in play or a lobby connection
+already holds is refused (``token_in_use``); the first connection keeps its place, so a second
+one can never take over a seat. After :meth:`Hub.shutdown` every hello is refused with
+``shutdown``.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from protocol.schema import (
 )
 from referee.match.clock import TimeControl, Timer
 from referee.match.outbox import error_bytes
+from referee.match.rejects import REJECT_LOG_INTERVAL, RejectLog, ReplyQuota
 from referee.match.seat import SeatLink
 from referee.net.transport import Incoming
 
@@ -82,7 +90,12 @@ class Hub:
     """Routes one transport's traffic; issue a seat with :meth:`open_seat`."""
 
     def __init__(
-        self, transport: Transport, *, multi_match: bool = False, timer: Timer | None = None
+        self,
+        transport: Transport,
+        *,
+        multi_match: bool = False,
+        timer: Timer | None = None,
+        reject_log_interval: float = REJECT_LOG_INTERVAL,
     ) -> None:
         self.transport = transport
         self.timer: Timer = asyncio.get_running_loop() if timer is None else timer
@@ -97,12 +110,26 @@ class Hub:
         self._lobby: dict[str, list[tuple[bytes, Hello]]] = {}
         self._parked: dict[bytes, str] = {}
         self._seated: set[str] = set()
+        self._bound: dict[str, SeatLink] = {}
         self._change = asyncio.Event()
-        self.rejected = 0
+        self._closing = False
+        self.rejects = RejectLog(LOGGER, self.timer, reject_log_interval)
+        """Refused hellos and strangers' messages, counted by kind."""
+        self._quota = ReplyQuota()
         self.rejections: list[str] = []
-        """Why each refused hello was refused (``code: message``), oldest first."""
+        """Why each refused hello was refused (``code: message``), the first 100."""
         transport.set_handler(self._on_incoming)
         transport.set_lost_handler(self._on_lost)
+
+    @property
+    def rejected(self) -> int:
+        """Refusals of every kind so far."""
+        return self.rejects.total
+
+    @property
+    def lobby_size(self) -> int:
+        """Connections waiting in the lobby (at most one per token)."""
+        return len(self._parked)
 
     @property
     def endpoint(self) -> str:
@@ -204,6 +231,7 @@ class Hub:
         nonce = 0
         while True:
             await asyncio.sleep(interval)
+            self.rejects.flush()
             nonce += 1
             for peer in list(self._parked):
                 if not self.transport.send(peer, encode(Ping(nonce))):
@@ -221,7 +249,7 @@ class Hub:
         if not link.multi_match or peer is None or hello is None or link.fault is not None:
             return False
         self._registered.setdefault(link.token, link.name)
-        self.close_seat(link)
+        self.close_seat(link, kept=True)
         self._park(peer, hello, welcome=False)
         return True
 
@@ -232,27 +260,60 @@ class Hub:
         self._registered.pop(token, None)
         self._used.add(token)
 
-    def farewell(self, reason: str) -> None:
-        """Say ``bye`` to every connection waiting in the lobby and empty it (shutdown)."""
+    def farewell(self, reason: str) -> int:
+        """Say ``bye`` to every connection waiting in the lobby and empty it; returns how many
+        were told."""
+        told = len(self._parked)
         for token in list(self._lobby):
             self._send_away(token, reason)
+        self.rejects.close()
+        return told
 
-    def _send_away(self, token: str, reason: str) -> None:
-        """``bye`` to the lobby's connections with ``token``; they leave the lobby."""
+    def shutdown(self, message: str = "the referee is shutting down") -> int:
+        """The referee is going away: every connection in the lobby gets an ``error`` with code
+        ``shutdown`` and ``bye`` and leaves it, and from now on every hello is refused with
+        ``shutdown``. Returns how many lobby connections were told. (Seated bots are told by
+        their match, which the same stop aborts.)"""
+        if self._closing:
+            return 0
+        self._closing = True
+        told = len(self._parked)
+        for token in list(self._lobby):
+            self._send_away(token, "shutting down", error=message)
+        self.rejects.close()
+        LOGGER.info("shutdown: %d bot(s) in the lobby told", told)
+        return told
+
+    async def shutdown_when(self, stop: asyncio.Event) -> None:
+        """:meth:`shutdown` as soon as ``stop`` is set (run it as a task beside the games)."""
+        await stop.wait()
+        self.shutdown()
+
+    def _send_away(self, token: str, reason: str, *, error: str | None = None) -> None:
+        """``bye`` (after an ``error`` ``shutdown`` when ``error`` is given) to the lobby's
+        connections with ``token``; they leave the lobby."""
         for peer, _ in self._lobby.pop(token, []):
             self._parked.pop(peer, None)
+            if error is not None:
+                self.transport.send(peer, error_bytes(ErrorCode.SHUTDOWN, error))
             self._send(peer, Bye(reason))
         self._changed()
 
-    def close_seat(self, link: SeatLink) -> None:
-        """Forget a seat: its token and routing id stop being accepted."""
+    def close_seat(self, link: SeatLink, *, kept: bool = False) -> None:
+        """Forget a seat: its token and routing id stop being accepted. A connection granted
+        ``multi_match`` waits for another match after ``match_end``: unless it is ``kept``
+        (:meth:`retain`), it is told ``bye``, so that it leaves rather than wait in vain."""
         link.close()
+        if not kept and link.multi_match and link.peer is not None:
+            self._send(link.peer, Bye("connection not kept"))
         self._by_token.pop(link.token, None)
         if link.token in self._seated:
             self._seated.discard(link.token)
             self._changed()
         if link.peer is not None:
             self._by_peer.pop(link.peer, None)
+        if self._bound.get(link.token) is link:
+            del self._bound[link.token]
 
     def _send(self, peer: bytes, msg: Message) -> None:
         self.transport.send(peer, encode(msg))
@@ -291,13 +352,23 @@ class Hub:
             self._unpark(peer)
 
     def _reject(self, peer: bytes, code: str, message: str) -> None:
-        """Refuse a stranger's hello and close its connection (a reject is final)."""
-        self.rejected += 1
+        """Refuse a stranger's hello and close its connection (a reject is final); counted
+        and logged at a bounded rate (:class:`~referee.match.rejects.RejectLog`)."""
+        self.rejects.note(f"hello ({code})", f"{message} (peer {peer.hex()})")
         if len(self.rejections) < 100:
             self.rejections.append(f"{code}: {message}")
-        LOGGER.info("rejected peer %s: %s", peer.hex(), message)
-        self._send(peer, Reject(code, message, SUPPORTED_VERSIONS))
+        if self._quota.take(peer):
+            self._send(peer, Reject(code, message, SUPPORTED_VERSIONS))
         self.transport.disconnect(peer, f"rejected: {message}")
+
+    def _holder(self, token: str) -> str | None:
+        """Why ``token`` cannot be said hello with now (None if it can)."""
+        link = self._bound.get(token)
+        if link is not None and not link.finished:
+            return "this token's connection is playing a game"
+        if self._lobby.get(token):
+            return "this token's connection is waiting in the lobby"
+        return None
 
     def _on_stranger(self, inc: Incoming, arrived: float) -> None:
         if inc.malformed:
@@ -310,7 +381,12 @@ class Hub:
             return
         if not isinstance(msg, Hello):
             message = "say hello with your token first"
-            self.transport.send(inc.peer, error_bytes(ErrorCode.UNEXPECTED_MESSAGE, message))
+            self.rejects.note("message before hello", f"{msg.TYPE} (peer {inc.peer.hex()})")
+            if self._quota.take(inc.peer):
+                self.transport.send(inc.peer, error_bytes(ErrorCode.UNEXPECTED_MESSAGE, message))
+            return
+        if self._closing:
+            self._reject(inc.peer, ErrorCode.SHUTDOWN, "the referee is shutting down")
             return
         if msg.protocol_version not in SUPPORTED_VERSIONS:
             versions = ", ".join(map(str, SUPPORTED_VERSIONS))
@@ -318,6 +394,14 @@ class Hub:
                 inc.peer,
                 ErrorCode.VERSION_UNSUPPORTED,
                 f"protocol version {msg.protocol_version} is not supported (supported: {versions})",
+            )
+            return
+        held = self._holder(msg.token)
+        if held is not None:
+            self._reject(
+                inc.peer,
+                ErrorCode.TOKEN_IN_USE,
+                f"token already in use: {held} (one connection per token; the first keeps it)",
             )
             return
         link = self._by_token.get(msg.token)
@@ -343,6 +427,7 @@ class Hub:
         link.bind(peer, hello, multi_match=hello.multi_match and self.multi_match, arrived=arrived)
         self._by_peer[peer] = link
         self.transport.admit(peer)
+        self._bound[link.token] = link
         if welcome:
             heartbeat_ms = round(link.control.heartbeat * 1000)
             granted = Welcome(

@@ -8,14 +8,22 @@ propagate. Fault resolution (see docs/design/faults.md):
 - startup, crash and stall faults forfeit the match (the bot cannot go on);
 - other faults follow :class:`~referee.match.faults.FaultPolicy`: forfeit the game (default),
   forfeit the match, or play a safe default move and count a strike.
+
+Two events end a match early, marked interrupted and without a fault: ``stop`` at the next
+hand boundary, and ``abort`` (the referee is shutting down) at once, whether the match is
+waiting for hellos or in the middle of a hand: the hand in progress is dropped (the record keeps
+the hands that ended), and each bot gets an ``error`` with code ``shutdown``, then
+``match_end`` with reason ``aborted``, then ``bye``.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 
+from protocol.errors import ErrorCode
+from protocol.schema import Bye, MatchEnd
 from protocol.schema import Fault as WireFault
-from protocol.schema import MatchEnd
 from referee.match.config import MatchConfig
 from referee.match.faults import Fault
 from referee.match.games import (
@@ -26,11 +34,14 @@ from referee.match.games import (
     MatchGames,
     safe_default,
 )
+from referee.match.outbox import error_bytes
 from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
 from referee.match.seat import SeatLink
 
-__all__ = ["DeckSource", "MatchForfeited", "play_match", "safe_default"]
+__all__ = ["SHUTDOWN_MESSAGE", "DeckSource", "MatchForfeited", "play_match", "safe_default"]
+
+SHUTDOWN_MESSAGE = "the referee is shutting down; the match is aborted"
 
 
 async def play_match(
@@ -40,8 +51,10 @@ async def play_match(
     recorder: MatchRecorder | None = None,
     deck_source: DeckSource | None = None,
     stop: asyncio.Event | None = None,
+    abort: asyncio.Event | None = None,
 ) -> MatchResult:
-    """Play a whole match between two issued seats and return its result.
+    """Play a whole match between two issued seats and return its result (``stop`` and
+    ``abort``: see the module docstring).
 
     The caller starts the bot processes (or remote bots connect with their tokens), watches
     them (:func:`referee.match.runner.play_watched`) and tears them down afterwards; this
@@ -53,7 +66,7 @@ async def play_match(
     winner: int | None = None
     reason = "aborted"
     forfeit: Fault | None = None
-    interrupted = False
+    interrupted = shutdown = False
     revealed = config.deal.key_hex if config.reveal_key else None
     if recorder is not None:
         recorder.header(
@@ -75,12 +88,7 @@ async def play_match(
         )
     try:
         try:
-            await match.connect()
-            if recorder is not None:
-                recorder.write({"type": "seats", "names": [s.name for s in match.seats]})
-            for link in links:
-                link.start_heartbeat()
-            winner, reason = await match.run()
+            winner, reason = await _until_stopped(_connect_and_run(match, recorder), abort)
         except MatchForfeited as err:
             forfeit = err.fault
             winner, reason = 1 - forfeit.seat, "forfeit"
@@ -88,6 +96,7 @@ async def play_match(
             winner, reason = None, "no_start"
         except Aborted:
             interrupted = True
+            shutdown = abort is not None and abort.is_set()
         except asyncio.CancelledError:
             _close_aborted(match, links, recorder, revealed)
             raise
@@ -113,6 +122,8 @@ async def play_match(
             why = "normal"
         wire_fault = None if own is None else WireFault(str(own.kind), own.detail[:400])
         a, b = match.seats
+        if shutdown:
+            link.send(error_bytes(ErrorCode.SHUTDOWN, SHUTDOWN_MESSAGE))
         link.send(
             MatchEnd(
                 result_text,
@@ -123,6 +134,8 @@ async def play_match(
                 revealed,
             )
         )
+        if shutdown:
+            link.send(Bye("shutting down"))
     result = MatchResult(
         match_id=config.match_id,
         winner=winner,
@@ -152,6 +165,37 @@ async def play_match(
     return result
 
 
+async def _connect_and_run(
+    match: MatchGames, recorder: MatchRecorder | None
+) -> tuple[int | None, str]:
+    await match.connect()
+    if recorder is not None:
+        recorder.write({"type": "seats", "names": [s.name for s in match.seats]})
+    for link in match.links:
+        link.start_heartbeat()
+    return await match.run()
+
+
+async def _until_stopped(
+    play: Coroutine[None, None, tuple[int | None, str]], abort: asyncio.Event | None
+) -> tuple[int | None, str]:
+    """Run ``play``; if ``abort`` is set first, cancel it and raise :class:`Aborted`."""
+    task = asyncio.ensure_future(play)
+    if abort is None:
+        return await task
+    stopper = asyncio.ensure_future(abort.wait())
+    try:
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+        if not task.done():
+            task.cancel()
+        await asyncio.gather(task, stopper, return_exceptions=True)
+    if task.cancelled():
+        raise Aborted()
+    return task.result()
+
+
 def _close_aborted(
     match: MatchGames,
     links: tuple[SeatLink, SeatLink],
@@ -162,6 +206,7 @@ def _close_aborted(
     a, b = match.seats
     for link in links:
         if not link.finished:
+            link.send(error_bytes(ErrorCode.SHUTDOWN, SHUTDOWN_MESSAGE))
             link.send(
                 MatchEnd(
                     "draw",
@@ -172,6 +217,7 @@ def _close_aborted(
                     revealed,
                 )
             )
+            link.send(Bye("shutting down"))
     if recorder is not None:
         recorder.write(
             {

@@ -33,6 +33,7 @@ from referee.net.transport import RouterTransport, TransportConfig
 
 __all__ = [
     "BotSpec",
+    "FAREWELL_FLUSH",
     "play_watched",
     "release_seats",
     "run_match",
@@ -43,6 +44,9 @@ __all__ = [
 
 BOT_EXIT_GRACE = 1.0
 """Seconds a bot of a clean seat gets after ``match_end`` to say ``bye`` and exit by itself."""
+FAREWELL_FLUSH = 0.3
+"""Seconds the last messages to remote bots (``match_end``, ``shutdown``, ``bye``) get to leave
+before the socket closes with linger 0."""
 
 TokenNotice = Callable[[str, str, str], None]
 """Called with (seat name, endpoint, token) for every remote seat."""
@@ -122,6 +126,7 @@ async def play_watched(
     recorder: MatchRecorder | None = None,
     deck_source: DeckSource | None = None,
     stop: asyncio.Event | None = None,
+    abort: asyncio.Event | None = None,
 ) -> MatchResult:
     """:func:`~referee.match.play.play_match` while watching the seats' bot processes
     (``processes[seat]``, None for a remote bot) with :func:`watch_bot`."""
@@ -135,7 +140,7 @@ async def play_watched(
     ]
     try:
         return await play_match(
-            config, links, recorder=recorder, deck_source=deck_source, stop=stop
+            config, links, recorder=recorder, deck_source=deck_source, stop=stop, abort=abort
         )
     finally:
         for task in watchers:
@@ -157,14 +162,15 @@ async def release_seats(
     """Teardown of a match's seats: mark them finished, terminate every bot process group
     (SIGTERM, SIGKILL after ``grace``, reaped), then forget the seats on the hub.
 
-    After a match that ended (``result`` given and not interrupted), the bots of seats without
-    a fault first get up to ``exit_grace`` seconds to exit by themselves: time to read
-    ``match_end``, say ``bye`` and exit 0, as docs/protocol.md asks of them.
+    After a match that ended (``result`` given, also an interrupted one), the bots of seats
+    without a fault first get up to ``exit_grace`` seconds to exit by themselves: time to read
+    ``match_end`` (and, when the referee is shutting down, the ``shutdown`` error and ``bye``
+    before it), say ``bye`` and exit 0, as docs/protocol.md asks of them.
     """
     for link in links:
         link.close()
     procs = [p for p in processes if p is not None]
-    if result is not None and not result.interrupted and exit_grace > 0:
+    if result is not None and exit_grace > 0:
         waits = [
             asyncio.ensure_future(p.wait())
             for link, p in zip(links, processes, strict=True)
@@ -196,7 +202,9 @@ async def run_match(
     """Play one match between two bot specs; always tears everything down.
 
     Bots the referee starts connect to a private ``ipc://`` endpoint unless ``local_ipc`` is
-    False (then to ``bind``); ``remote:`` bots always use ``bind``.
+    False (then to ``bind``); ``remote:`` bots always use ``bind``. Setting ``stop`` (the
+    referee is shutting down) aborts the match at once (``play_match``'s ``abort``) and
+    refuses later hellos with ``shutdown``.
     """
     transport = RouterTransport(
         TransportConfig(
@@ -212,9 +220,12 @@ async def run_match(
     processes: list[BotProcess | None] = []
     hub: Hub | None = None
     result: MatchResult | None = None
+    closer: asyncio.Future[None] | None = None
     try:
         endpoint = await transport.start()
         hub = Hub(transport)
+        if stop is not None:  # stopping: later hellos are refused with ``shutdown``
+            closer = asyncio.ensure_future(hub.shutdown_when(stop))
         for seat, spec in enumerate(specs):
             seed = (
                 None if spec.command is None else config.deal.bot_seed(f"{config.match_id}/{seat}")
@@ -244,7 +255,7 @@ async def run_match(
         if recorder is not None:
             recorder.header_extra["sandbox"] = level
         result = await play_watched(
-            config, (links[0], links[1]), processes, recorder=recorder, stop=stop
+            config, (links[0], links[1]), processes, recorder=recorder, abort=stop
         )
         result = dataclasses.replace(result, sandbox=level)
         return result
@@ -255,4 +266,11 @@ async def run_match(
         with contextlib.suppress(Exception):
             if recorder is not None:
                 recorder.close()
+        if closer is not None:
+            closer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await closer
+        remote = [link for link, spec in zip(links, specs, strict=False) if spec.command is None]
+        if any(link.peer is not None for link in remote):
+            await asyncio.sleep(FAREWELL_FLUSH)  # a remote bot's last messages leave first
         await transport.close()

@@ -365,25 +365,36 @@ class BotProcess:
         Safe to call repeatedly, concurrently, and on an already dead bot.  In the
         ``namespaces`` sandbox the group is ``bwrap``'s, which does not pass SIGTERM on (its
         death SIGKILLs the namespace): there the bot gets ``grace`` seconds to exit by itself
-        (after ``match_end``) before the group is signalled.
+        (after ``match_end``) before the group is signalled.  Cancelled meanwhile, it still
+        SIGKILLs the group before the cancellation propagates.
         """
-        async with self._lock:
-            if self._proc.returncode is None and self.sandbox is SandboxLevel.NAMESPACES:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._proc.wait(), grace)
-            if self._proc.returncode is None:
-                self._terminated = True
-                self._signal_group(signal.SIGTERM)
-                self._signal_group(signal.SIGCONT)
-                if grace > 0:
+        try:
+            async with self._lock:
+                if self._proc.returncode is None and self.sandbox is SandboxLevel.NAMESPACES:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._proc.wait(), grace)
-            if not self._group_killed:
-                self._group_killed = True
-                self._signal_group(signal.SIGKILL)
-            rc = await self._proc.wait()
-            await self._close_capture()
-            return self._status(rc)
+                if self._proc.returncode is None:
+                    self._terminated = True
+                    self._signal_group(signal.SIGTERM)
+                    self._signal_group(signal.SIGCONT)
+                    if grace > 0:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(self._proc.wait(), grace)
+                self._kill_group()
+                rc = await self._proc.wait()
+                await self._close_capture()
+                return self._status(rc)
+        except asyncio.CancelledError:
+            # Cancelled while waiting out the grace (e.g. a caller's own deadline): the
+            # group still dies now, so nothing outlives the seat; the child is reaped later.
+            self._terminated = True
+            self._kill_group()
+            raise
+
+    def _kill_group(self) -> None:
+        if not self._group_killed:
+            self._group_killed = True
+            self._signal_group(signal.SIGKILL)
 
     def _signal_group(self, sig: signal.Signals) -> None:
         try:

@@ -85,6 +85,14 @@ class BotKeeper:
             taken.append(bot)
         return taken
 
+    def give_back(self, names: Sequence[str], taken: Sequence[KeptBot | None]) -> None:
+        """Undo :meth:`take` for a game that could not start after all (kept again as they
+        were)."""
+        for name, bot in zip(names, taken, strict=True):
+            if bot is not None:
+                self.kept.setdefault(name, []).insert(0, bot)
+                self.reused -= 1
+
     async def settle(
         self,
         links: Sequence[SeatLink],

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match import (
+    FAREWELL_FLUSH,
     Deal,
     Hub,
     MatchConfig,
@@ -181,21 +182,27 @@ class TournamentRun:
                 background = [
                     asyncio.ensure_future(self._watch_lag()),
                     asyncio.ensure_future(hub.lobby_heartbeat()),
+                    asyncio.ensure_future(hub.shutdown_when(self.stop)),
                 ]
                 try:
                     async with asyncio.TaskGroup() as group:
                         for _ in range(self.config.concurrency):
                             group.create_task(self._worker(store, hub))
-                    if self.linger:  # the daemon stays up (bots may still connect) until told
+                    if self.linger and not self.stop.is_set():  # up (bots may connect) until told
                         LOGGER.info("tournament complete; serving until stopped")
                         await self.stop.wait()
                 finally:
-                    hub.farewell("tournament over")  # kept remote bots may leave
+                    # Stopped, the lobby gets error shutdown + bye; else kept bots may leave.
+                    stopped = self.stop.is_set()
+                    told = hub.shutdown() if stopped else hub.farewell("tournament over")
                     for task in background:
                         task.cancel()
                     for task in background:
                         with contextlib.suppress(asyncio.CancelledError):
                             await task
+                    if told or self.stop.is_set():
+                        # The socket closes with linger 0: let the last messages leave first.
+                        await asyncio.sleep(FAREWELL_FLUSH)
         finally:
             store.close()
         return store
@@ -271,20 +278,22 @@ class TournamentRun:
             match_id=f"g{spec.game_id:06d}-a{attempt}",
         )
         entries = (self.bots[spec.seat0], self.bots[spec.seat1])
+        local_names = [e.name if e.command is not None else "" for e in entries]
         while True:
             if not await self._await_remotes(hub, entries):
                 return None
-            # Another game may have taken a bot while we woke up: check again, then seat
-            # both at once (no await in between, so the check still holds).
+            kept = await keeper.take(local_names, spec.deal_id)
+            # Another game may have taken a remote bot, or it left, while we waited: check
+            # again after the last await, then seat both at once (no await in between, so
+            # the check still holds when the seats are opened). Serving, a game never
+            # starts without its remote bots, so they are never charged a start-up fault.
             ready = all(e.token is None or hub.is_available(e.token) for e in entries)
             if ready or not self.serve:
                 break
+            keeper.give_back(local_names, kept)
         links: list[SeatLink] = []
         processes: list[BotProcess | None] = []
         names = [entry.name for entry in entries]
-        kept = await keeper.take(
-            [e.name if e.command is not None else "" for e in entries], spec.deal_id
-        )
         match_id = match_config.match_id
         recorder = MatchRecorder(
             self.out / "games" / f"{match_id}.jsonl",
@@ -320,7 +329,7 @@ class TournamentRun:
                 (links[0], links[1]),
                 processes,
                 recorder=recorder,
-                stop=self.stop,
+                abort=self.stop,
             )
         finally:
             await keeper.settle(

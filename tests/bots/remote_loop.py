@@ -2,7 +2,8 @@
 game, in a loop. Usage: ``remote_loop.py ENDPOINT TOKEN NAME GAMES [crash-first|multi]``.
 
 With ``crash-first`` the first connection dies in the middle of its first decision (the
-referee sees a bot that went away), then the loop carries on with normal games. With
+referee sees a bot that went away), then the loop carries on with normal games; a connection
+refused (``token_in_use`` while the dead one still holds its seat) is retried every 0.5 s. With
 ``multi`` the bot asks for ``multi_match`` and plays every game over one connection, until
 the referee's ``bye`` (its exit code is then 0).
 """
@@ -11,10 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
-from protocol.bot import run_bot
+from protocol.bot import ExitCode, run_bot
 from protocol.schema import Request, WireAction
 from sample_bots.random_bot import RandomBot
+
+RETRIES = 60
 
 
 class Crasher(RandomBot):
@@ -40,10 +44,14 @@ def main() -> int:
         if crash_first and number == 0:
             os.wait()
             continue
-        code = run_bot(
-            RandomBot(seed=number), name=name, endpoint=endpoint, token=token,
-            recv_timeout_ms=20_000,
-        )  # fmt: skip
+        for _attempt in range(RETRIES):
+            code = run_bot(
+                RandomBot(seed=number), name=name, endpoint=endpoint, token=token,
+                recv_timeout_ms=20_000,
+            )  # fmt: skip
+            if code != ExitCode.REJECTED:
+                break
+            time.sleep(0.5)  # token_in_use: the previous connection's game has not ended yet
         if code != 0:
             return code
     return 0

@@ -315,6 +315,28 @@ async def test_terminate_escalates_to_sigkill() -> None:
 
 
 @pytest.mark.asyncio
+async def test_terminate_cancelled_during_its_grace_still_kills_the_group() -> None:
+    # The CLI's shutdown deadline may cancel a teardown while it waits out the SIGTERM grace:
+    # a bot that ignores SIGTERM must not survive that (it did, and the CLI test saw it).
+    code = (
+        "import os, signal\n"
+        "signal.signal(signal.SIGTERM, lambda *_: os.write(2, b'term\\n'))\n"
+        "os.write(2, b'ready\\n')\n"
+        "while True:\n"
+        "    signal.pause()\n"
+    )
+    bot = await BotProcess.start(py(code))
+    await wait_for_marker(bot, "ready")
+    ending = asyncio.ensure_future(bot.terminate(grace=30.0))
+    await wait_for_marker(bot, "term")  # SIGTERM delivered: terminate waits out the grace
+    ending.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await ending
+    assert await asyncio.wait_for(bot.wait(), 5) == -signal.SIGKILL
+    assert await bot.terminate() == -signal.SIGKILL  # reaps, closes the capture
+
+
+@pytest.mark.asyncio
 async def test_terminate_stopped_bot() -> None:
     bot = await BotProcess.start(py("import signal; signal.pause()"))
     os.kill(bot.pid, signal.SIGSTOP)

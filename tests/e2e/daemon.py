@@ -1,0 +1,56 @@
+"""Helpers for tests that run the referee as a daemon process (``serve``, ``tournament``)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tests.e2e.helpers import PY
+
+Procs = list[subprocess.Popen[str] | subprocess.Popen[bytes]]
+"""Processes a test started; the ``procs`` fixture kills what is left of them."""
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for(what: str, check: Callable[[], bool], within: float = 60.0) -> None:
+    """Poll another process's progress (files it writes): there is nothing to await."""
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def text(path: Path) -> str:
+    """A file's text, or "" while it does not exist."""
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def start_referee(
+    command: str,
+    config: Path,
+    procs: Procs,
+    *extra: str,
+    python: Sequence[str] = (PY,),
+) -> tuple[subprocess.Popen[str], str, Path]:
+    """``gin-referee COMMAND CONFIG [EXTRA...]`` on a free port (added to ``procs``), run by
+    ``python`` (a command line ending where ``-m referee`` goes); (process, endpoint, output
+    directory), once it says it is serving."""
+    endpoint, out = f"tcp://127.0.0.1:{free_port()}", config.parent / "out"
+    referee = subprocess.Popen(
+        [*python, "-m", "referee", command, str(config), "--bind", endpoint, "--out", str(out),
+         *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    procs.append(referee)
+    assert referee.stderr is not None and "serving on" in referee.stderr.readline()
+    return referee, endpoint, out
