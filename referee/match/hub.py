@@ -265,7 +265,10 @@ class Hub:
         link = self._by_peer.get(inc.peer)
         if link is not None:
             malformed = (inc.reason or "multipart") if inc.malformed else ""
-            link.on_payload(inc.payload, malformed, arrived)
+            try:
+                link.on_payload(inc.payload, malformed, arrived)
+            except Exception as err:  # a referee bug: that seat's match ends, others go on
+                link.fail(err)
             return
         if inc.peer in self._parked:
             self._on_parked(inc)

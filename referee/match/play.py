@@ -2,8 +2,10 @@
 
 :func:`play_match` drives the rules engine and talks to both bots through their
 :class:`~referee.match.seat.SeatLink`. Whatever a bot does (stall, crash, lie, flood), the
-match ends in a :class:`~referee.match.config.MatchResult`; only infrastructure errors
-propagate. Fault resolution (see docs/design/faults.md):
+match ends in a :class:`~referee.match.config.MatchResult`. A referee bug (any other
+exception on the way) is no bot's fault: the match ends at once with reason ``error``, the
+exception's text in the result and the record, and the bots are told ``aborted``. Fault
+resolution (see docs/design/faults.md):
 
 - startup, crash and stall faults forfeit the match (the bot cannot go on);
 - other faults follow :class:`~referee.match.faults.FaultPolicy`: forfeit the game (default),
@@ -13,7 +15,9 @@ propagate. Fault resolution (see docs/design/faults.md):
 from __future__ import annotations
 
 import asyncio
+import logging
 
+from protocol.errors import ErrorCode
 from protocol.schema import Fault as WireFault
 from protocol.schema import MatchEnd
 from referee.match.config import MatchConfig
@@ -26,11 +30,18 @@ from referee.match.games import (
     MatchGames,
     safe_default,
 )
+from referee.match.outbox import error_bytes
 from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
 from referee.match.seat import SeatLink
 
 __all__ = ["DeckSource", "MatchForfeited", "play_match", "safe_default"]
+
+LOGGER = logging.getLogger(__name__)
+SHUTDOWN_ERROR = error_bytes(
+    ErrorCode.SHUTDOWN, "the referee is shutting down; the match is aborted"
+)
+"""Sent to both bots, just before their ``match_end``, when a stop signal ends the match."""
 
 
 async def play_match(
@@ -54,6 +65,7 @@ async def play_match(
     reason = "aborted"
     forfeit: Fault | None = None
     interrupted = False
+    error: str | None = None
     revealed = config.deal.key_hex if config.reveal_key else None
     if recorder is not None:
         recorder.header(
@@ -91,6 +103,10 @@ async def play_match(
         except asyncio.CancelledError:
             _close_aborted(match, links, recorder, revealed)
             raise
+        except Exception as err:  # a referee bug: this match fails, nobody's fault
+            LOGGER.error("match %s failed: referee error", config.match_id, exc_info=err)
+            error = f"referee error: {type(err).__name__}: {err}"
+            winner, reason = None, "error"
     finally:
         for link in links:
             link.close()
@@ -103,7 +119,7 @@ async def play_match(
         for fault in match.startup_faults:
             if fault.seat == mine:
                 own = fault
-        if interrupted:
+        if interrupted or error is not None:
             why = "aborted"
         elif own is not None:
             why = "your_fault"
@@ -113,6 +129,8 @@ async def play_match(
             why = "normal"
         wire_fault = None if own is None else WireFault(str(own.kind), own.detail[:400])
         a, b = match.seats
+        if interrupted:
+            link.send(SHUTDOWN_ERROR)
         link.send(
             MatchEnd(
                 result_text,
@@ -134,6 +152,7 @@ async def play_match(
         deal_commitment=config.deal.commitment,
         deal_key=revealed,
         deal_secret=config.deal.secret,
+        error=error,
     )
     if recorder is not None:
         recorder.write(
@@ -146,6 +165,7 @@ async def play_match(
                 "games_won": [s.games_won for s in match.seats],
                 "points": [s.points for s in match.seats],
                 "deal_key": revealed,
+                **({} if error is None else {"error": error}),
             }
         )
     match.log.info("match over", winner=winner, reason=reason)
@@ -162,6 +182,7 @@ def _close_aborted(
     a, b = match.seats
     for link in links:
         if not link.finished:
+            link.send(SHUTDOWN_ERROR)
             link.send(
                 MatchEnd(
                     "draw",
