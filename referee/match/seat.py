@@ -285,17 +285,28 @@ class SeatLink:
             elapsed = arrived - self._sent
             if elapsed < 0.0:
                 elapsed = 0.0
-            try:
-                self.clock.charge(elapsed)
-                on_reply(action, elapsed)
-            except Exception as err:  # a referee bug: the asker must hear of it, not hang
-                self._on_fault = on_fault
-                self.fail(err)
+            self._reply_to_asker(on_reply, on_fault, action, elapsed)
             return
         self.stale_replies += 1
         LOGGER.debug("seat %d stale reply id %s dropped", self.seat, rid)
         self._outbox.refuse(ErrorCode.STALE_REQUEST, f"no request {rid} is outstanding", rid)
         self._unsolicited()
+
+    def _reply_to_asker(
+        self,
+        on_reply: Callable[[WireAction, float], None],
+        on_fault: Callable[[Exception], None] | None,
+        action: WireAction,
+        elapsed: float,
+    ) -> None:
+        """Charge the clock and hand the reply to the asker (its request already cancelled);
+        a referee bug on the way fails the seat (:meth:`fail`): the asker hears of it."""
+        try:
+            self.clock.charge(elapsed)
+            on_reply(action, elapsed)
+        except Exception as err:  # a referee bug: the asker must hear of it, not hang
+            self._on_fault = on_fault
+            self.fail(err)
 
     def _unsolicited(self) -> None:
         """Count a message nobody asked for; past the flood limit it is a protocol fault."""
