@@ -221,8 +221,11 @@ class SeatLink:
             self._timer.call_at(when, lambda: self._lost_for(detail))
 
     def _lost_for(self, detail: str) -> None:
-        if not self.finished and self._fault is None:
-            self.record_fault(FaultKind.STALL, detail)
+        try:
+            if not self.finished and self._fault is None:
+                self.record_fault(FaultKind.STALL, detail)
+        except Exception as err:  # a referee bug in a timer: end the match, do not hang it
+            self.fail(err)
 
     def release_events(self) -> None:
         """Send the held events now, unless the bot takes them inside its requests."""

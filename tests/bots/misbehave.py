@@ -6,9 +6,10 @@ is written to stderr as one line (``got error CODE: MESSAGE``), which the tests 
 the seat's stderr file.
 
 Modes at decision N: sleep, crash, garbage, shape, illegal, double, flood, disconnect,
-freeze (SIGSTOPs itself), oversize (a 70 KB reply), bye, multiframe, hello_twice, pong_flood (1,100 pongs to no ping), mute (at its first discard
-from decision N on, replies, then reads and sends nothing more: idle and silent), slow (from
-decision N on, thinks 2 s per decision), and one per message
+freeze (SIGSTOPs itself), oversize (a 70 KB reply), bye, multiframe, hello_twice, pong_flood
+(1,100 pongs to no ping), mute (at its first discard from decision N on, replies, then reads
+and sends nothing more: idle and silent), slow (from decision N on, thinks 4 s per decision),
+and one per message
 in :data:`BAD_ACTIONS` (sent instead of the reply). ``draw_card`` and ``knock_meld`` wait for
 the first request from N on where ``draw_stock`` or a discard is legal. Other modes: never
 (no connection), wrong_token, old_version, ignore_term; ``probe:NAME`` says hello, then sends
@@ -154,7 +155,7 @@ def main() -> int:
             rid = msg["request_id"]
             reply = {"type": "action", "request_id": rid, "action": msg["legal"][0]}
             if mode == "slow" and decisions >= at:
-                time.sleep(2.0)
+                time.sleep(4.0)
             if mode == "mute" and decisions >= at and msg["decision"] == "discard":
                 sock.send(pack(reply))  # its turn ends: it is idle from now on, and silent
                 time.sleep(600)

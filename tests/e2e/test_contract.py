@@ -165,8 +165,8 @@ async def test_crash_quotes_the_last_lines_of_stderr(tmp_path: Path) -> None:
 @pytest.mark.asyncio
 async def test_an_idle_bot_silent_for_5_heartbeats_stalls(tmp_path: Path) -> None:
     """``stall``: the bot goes silent (no pongs) after a discard, while its opponent thinks
-    2 s a move: more than five heartbeats of 0.2 s."""
-    time = replace(FAST, heartbeat=0.2, bank=20.0)
+    4 s a move: more than five heartbeats of 0.5 s."""
+    time = replace(FAST, bank=30.0)
     result = await play(bad("slow", 2), bad("mute", 2), tmp_path, time=time)
     kind, detail = one_fault(result)
     assert kind is FaultKind.STALL and "no answer to heartbeats" in detail
