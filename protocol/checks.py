@@ -184,10 +184,11 @@ def check_melds(v: Any, where: Where, also: str | None = None) -> Melds:
     """A meld arrangement; no card may appear twice in it (nor equal ``also``)."""
     melds = tuple(check_hand(m, (where, i)) for i, m in enumerate(check_array(v, where)))
     seen = [c for meld in melds for c in meld]
-    if also is not None:
-        seen.append(also)
     if len(set(seen)) != len(seen):
-        raise fail(_VALUE, where, "holds the same card twice")
+        twice = sorted({c for c in seen if seen.count(c) > 1})
+        raise fail(_VALUE, where, f"holds the same card twice: {', '.join(twice)}")
+    if also is not None and also in seen:
+        raise fail(_VALUE, where, f"contains the knock card {also}: it is discarded, not melded")
     return melds
 
 

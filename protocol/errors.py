@@ -71,24 +71,53 @@ _DOCS: dict[ErrorCode, str] = {
     ErrorCode.BAD_TOKEN: "The hello's token is not one the referee expects.",
     ErrorCode.TOKEN_IN_USE: "Another connection has already said hello with this token.",
     ErrorCode.VERSION_UNSUPPORTED: "The hello's protocol_version is not one the referee speaks.",
-    ErrorCode.UNEXPECTED_MESSAGE: "A valid message that is not allowed now (e.g. a second hello).",
+    ErrorCode.UNEXPECTED_MESSAGE: (
+        "A valid message that is not allowed now: anything but `hello` before your `hello`, or "
+        "a second `hello` (which is also a `protocol` fault)."
+    ),
     ErrorCode.UNEXPECTED_TYPE: "A message type that only the other side may send.",
-    ErrorCode.STALE_REQUEST: "An action whose request_id is not the outstanding request.",
-    ErrorCode.ILLEGAL_ACTION: "An action that is not one of the request's legal actions.",
+    ErrorCode.STALE_REQUEST: (
+        "An action whose request_id is not the outstanding request (sent for the first 8 only; "
+        "each counts toward the flood limit)."
+    ),
+    ErrorCode.ILLEGAL_ACTION: (
+        "An action that is not one of the request's legal actions (also an `illegal` fault)."
+    ),
     ErrorCode.TOO_LARGE: "The frame is larger than the maximum message size.",
-    ErrorCode.MALFORMED: "Bytes that are not one msgpack value, or that break a decoding limit.",
+    ErrorCode.MALFORMED: (
+        "Bytes that are not one msgpack value, or that break a decoding limit. As a fault it "
+        "also covers every decoding error below (`unknown_type` to `bad_card`), whose code and "
+        "field path its detail names."
+    ),
     ErrorCode.UNKNOWN_TYPE: "The map's `type` is not a message type of this protocol version.",
-    ErrorCode.MISSING_FIELD: "A required field is absent.",
-    ErrorCode.BAD_TYPE: "A field (or the message itself) has the wrong msgpack type.",
-    ErrorCode.BAD_VALUE: "A field has the right type but an invalid value.",
-    ErrorCode.BAD_CARD: "A card is not a canonical card string such as `As` or `Td`.",
+    ErrorCode.MISSING_FIELD: (
+        "A required field is absent (after your `hello`: a `malformed` fault)."
+    ),
+    ErrorCode.BAD_TYPE: (
+        "A field (or the message itself) has the wrong msgpack type (after your `hello`: a "
+        "`malformed` fault)."
+    ),
+    ErrorCode.BAD_VALUE: (
+        "A field has the right type but an invalid value, e.g. a `card` in your `draw_stock`, "
+        "melds holding the knock card (after your `hello`: a `malformed` fault)."
+    ),
+    ErrorCode.BAD_CARD: (
+        "A card is not a canonical card string such as `As` or `Td` (after your `hello`: a "
+        "`malformed` fault)."
+    ),
     ErrorCode.TIMEOUT: "No reply before the decision's deadline (move time + bank + grace).",
     ErrorCode.STARTUP: "The bot could not be started, or did not connect and say hello in time.",
     ErrorCode.CRASH: "The bot's process exited before the match ended.",
     ErrorCode.STALL: "No answer to pings while idle, a lost connection, or a bye mid-match.",
-    ErrorCode.PROTOCOL: "A valid message that is wrong at this point (e.g. flooding).",
+    ErrorCode.PROTOCOL: (
+        "A valid message that is wrong at this point: a second `hello`, or flooding: more than "
+        "1,000 unsolicited messages in one game (actions to no outstanding request, and pongs "
+        "that answer no ping)."
+    ),
     ErrorCode.ILLEGAL: "A well-formed action that the rules do not allow.",
-    ErrorCode.SHUTDOWN: "The referee is shutting down; the match is aborted.",
+    ErrorCode.SHUTDOWN: (
+        "The referee is shutting down; the match is aborted (sent just before `match_end`)."
+    ),
 }
 
 

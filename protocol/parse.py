@@ -42,6 +42,7 @@ from protocol.fields import Check, ListOf, Shape, Struct, describe
 from protocol.schema import (
     ACTION_KINDS,
     MESSAGE_CLASSES,
+    ActionMsg,
     HandStart,
     Message,
     Request,
@@ -55,6 +56,8 @@ _VALUE = ErrorCode.BAD_VALUE
 
 _CARD_REQUIRED = frozenset({"discard", "knock"})
 _CARD_ALLOWED = frozenset({"discard", "knock", "take_discard", "draw_stock"})
+_EVENT_ONLY_CARD = frozenset({"take_discard", "draw_stock"})
+"""Kinds whose ``card`` appears in events only: a bot's ``action`` never carries it."""
 
 # Every valid action without melds, keyed by (kind, card): the fast path of parse_action.
 _SIMPLE_ACTIONS: dict[tuple[str, str | None], WireAction] = {
@@ -66,8 +69,11 @@ _SIMPLE_ACTIONS: dict[tuple[str, str | None], WireAction] = {
 
 
 def simple_action(kind: object, card: object) -> WireAction | None:
-    """The interned wire action for a valid meld-free ``(kind, card)``, else None."""
+    """The interned wire action for a valid meld-free ``(kind, card)`` that a bot may send
+    (never an event's ``take_discard``/``draw_stock`` card), else None."""
     if type(kind) is not str or (card is not None and type(card) is not str):
+        return None
+    if card is not None and kind in _EVENT_ONLY_CARD:
         return None
     return _SIMPLE_ACTIONS.get((kind, card))
 
@@ -110,9 +116,19 @@ def _some_legal(m: Request, where: Where) -> None:
         raise fail(_VALUE, (where, "legal"), "must hold at least one action")
 
 
+def _no_event_card(m: ActionMsg, where: Where) -> None:
+    if m.action.card is not None and m.action.kind in _EVENT_ONLY_CARD:
+        raise fail(
+            _VALUE,
+            ((where, "action"), "card"),
+            f"not allowed in a bot's {m.action.kind} (only events carry it)",
+        )
+
+
 _RULES: dict[type[Any], Callable[[Any, Where], None]] = {
     HandStart: _upcard_not_in_hand,
     Request: _some_legal,
+    ActionMsg: _no_event_card,
 }
 """Checks of a parsed message that involve more than one field."""
 

@@ -116,10 +116,12 @@ def configure(
         handler.setLevel(numeric if sys.stderr.isatty() else max(numeric, logging.WARNING))
         handlers.append(handler)
     root = logging.getLogger()
-    for old in list(root.handlers):
-        root.removeHandler(old)
-        old.close()
+    for old in list(root.handlers):  # ours from an earlier call; others' handlers stay
+        if getattr(old, "gin_referee", False):
+            root.removeHandler(old)
+            old.close()
     for handler in handlers:
+        handler.gin_referee = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(numeric)
     structlog.configure(

@@ -1,7 +1,8 @@
 """The ``gin-referee`` command line: ``match``, ``replay`` and the rest (thin: parse, call, print).
 
 ``main(argv)`` returns the exit code: 0 on success, 1 when a record does not verify, 2 for bad
-usage or bad input, 3 when a match could not start at all, 130 when interrupted.
+usage or bad input, 3 when a bot of the match could not start, 70 when a referee bug ended a
+match (an infrastructure error, never a bot's fault), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -38,6 +40,9 @@ from referee.rules import RuleSet
 __all__ = ["main"]
 
 EXIT_OK, EXIT_VERIFY, EXIT_USAGE, EXIT_NO_START, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_INTERNAL = 70
+"""A referee bug (sysexits' EX_SOFTWARE): distinct from every usage error."""
+LOGGER = logging.getLogger(__name__)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -101,14 +106,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="pass this variable of the referee's environment to both bots (repeatable)",
     )
-    m.add_argument("--out", type=Path, default=None, help="directory for record, logs, stderr")
+    m.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for record, logs, stderr (refused if it holds an earlier run's files)",
+    )
     m.add_argument("--match-id", default="match", help="match id (record file name)")
     m.add_argument("--json", action="store_true", help="print a machine summary")
     add_log_options(m)
     d = sub.add_parser("demo", help="a match between the sample bots (greedy vs random)")
     d.add_argument("--games", type=int, default=10, help="games to play (default 10)")
     d.add_argument("--seed", type=int, default=None, help="public deal seed (NOT secret)")
-    d.add_argument("--out", type=Path, default=Path("runs/demo"), help="output directory")
+    d.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output directory (default runs/demo, or runs/demo-2, -3... when it is taken)",
+    )
     d.add_argument("--json", action="store_true", help="print a machine summary")
     add_commands(sub)
     r = sub.add_parser("replay", help="verify a record and print its hands")
@@ -142,7 +157,7 @@ def _summary(result: MatchResult) -> str:
         )
     for seat in result.seats:
         for fault in seat.faults:
-            lines.append(f"  fault: {seat.name} {fault.kind}: {fault.detail[:200]}")
+            lines.append(f"  fault: {seat.name} {fault.kind}: {fault.detail[:500]}")
     if result.winner is None:
         lines.append("result: draw" + (" (interrupted)" if result.interrupted else ""))
     else:
@@ -172,7 +187,8 @@ def _token_notice(name: str, endpoint: str, token: str) -> None:
     print(f"remote seat {name}: connect to {endpoint} with token {token}", file=sys.stderr)
 
 
-async def _match(args: argparse.Namespace) -> int:
+def _match_inputs(args: argparse.Namespace) -> tuple[MatchConfig, tuple[BotSpec, BotSpec]]:
+    """The match's configuration and bots from the command line (ValueError: bad usage)."""
     config = MatchConfig(
         rules=RuleSet.preset(args.rules),
         games=args.games,
@@ -196,6 +212,45 @@ async def _match(args: argparse.Namespace) -> int:
             BotSpec(f"{specs[0].name}-A", specs[0].command),
             BotSpec(f"{specs[1].name}-B", specs[1].command),
         )
+    if args.out is not None:
+        _check_fresh_out(args.out, config.match_id)
+    return config, specs
+
+
+def _check_fresh_out(out: Path, match_id: str) -> None:
+    """Refuse an output directory that holds an earlier run's files (a record, a log or a
+    bot's stderr would otherwise mix two runs)."""
+    names = [f"{match_id}.jsonl", "referee.log.jsonl"] + [
+        f"{match_id}.seat{seat}.stderr" for seat in (0, 1)
+    ]
+    found = [name for name in names if (out / name).exists()]
+    if found:
+        raise ValueError(
+            f"--out {out} already holds an earlier run ({', '.join(found)}): give another "
+            "--out directory, or delete those files first"
+        )
+
+
+def _free_out(base: Path) -> Path:
+    """``base``, or ``base-2``, ``base-3``... : the first that holds no earlier run."""
+    candidate, n = base, 1
+    while (candidate / "match.jsonl").exists() or (candidate / "referee.log.jsonl").exists():
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    return candidate
+
+
+def _exit_code(result: MatchResult) -> int:
+    """0, or why the match is not a clean result: a referee bug, or a bot that never started."""
+    if result.error is not None:
+        return EXIT_INTERNAL
+    startup = any(f.kind == "startup" for seat in result.seats for f in seat.faults)
+    return EXIT_NO_START if startup or result.reason == "no_start" else EXIT_OK
+
+
+async def _match(
+    args: argparse.Namespace, config: MatchConfig, specs: tuple[BotSpec, BotSpec]
+) -> int:
     stop = asyncio.Event()
     work = run_match(
         config,
@@ -213,9 +268,11 @@ async def _match(args: argparse.Namespace) -> int:
         print("interrupted: match abandoned", file=sys.stderr)
         return EXIT_INTERRUPTED
     print(json.dumps(result.to_dict(), indent=2) if args.json else _summary(result))
+    if result.error is not None:
+        print(f"gin-referee: match {result.match_id} failed: {result.error}", file=sys.stderr)
     if result.interrupted or stop.is_set():
         return EXIT_INTERRUPTED
-    return EXIT_NO_START if result.reason == "no_start" else EXIT_OK
+    return _exit_code(result)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -265,27 +322,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_report(args)
     if args.command == "demo":
         python = sys.executable
+        out = _free_out(Path("runs/demo")) if args.out is None else args.out
         args = _parser().parse_args(
             [
                 "match",
                 f"{python} -m sample_bots.greedy_bot",
                 f"{python} -m sample_bots.random_bot",
-                "--games", str(args.games), "--out", str(args.out),
+                "--games", str(args.games), "--out", str(out),
                 *([] if args.seed is None else ["--seed", str(args.seed)]),
                 *(["--json"] if args.json else []),
             ]
         )  # fmt: skip
-    try:
+    try:  # bad input: usage errors
+        inputs = _match_inputs(args) if args.command == "match" else None
         if args.command not in ("tournament", "serve"):  # those log into their output dir
             configure_cli(args, args.out)
             raise_fd_limit()
+    except ValueError as err:
+        print(f"gin-referee: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    try:  # the run: what escapes here is a referee bug, never a usage error
         if args.command == "tournament":
             return asyncio.run(run_tournament(args))
         if args.command == "serve":
             return asyncio.run(run_tournament(args, serve=True))
         if args.command == "sprt":
             return asyncio.run(run_sprt(args))
-        return asyncio.run(_match(args))
-    except ValueError as err:
-        print(f"gin-referee: error: {err}", file=sys.stderr)
-        return EXIT_USAGE
+        assert inputs is not None
+        return asyncio.run(_match(args, *inputs))
+    except Exception as err:
+        LOGGER.error("referee error", exc_info=err)
+        print(f"gin-referee: internal error (a referee bug): {err!r}", file=sys.stderr)
+        return EXIT_INTERNAL

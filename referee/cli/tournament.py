@@ -35,7 +35,16 @@ if TYPE_CHECKING:
 
 __all__ = ["add_commands", "run_results", "run_sprt", "run_tournament"]
 
-EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
+
+
+class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """Help that shows each option's default, except required options and None defaults."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.required or action.default is None:
+            return action.help
+        return super()._get_help_string(action)
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,26 +56,38 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     t.add_argument("--bind", default="tcp://127.0.0.1:0")
     add_log_options(t)
     _spectate_options(t)
-    s = sub.add_parser("sprt", help="play paired games until the SPRT decides")
+    s = sub.add_parser(
+        "sprt",
+        help="play paired games until the SPRT decides",
+        description="Is the candidate stronger than the baseline? Plays duplicate pairs of "
+        "games between them until a sequential probability ratio test accepts H1 (the "
+        "candidate is at least --elo1 stronger) or H0 (at most --elo0), or --max-games is "
+        "reached; resumable (see docs/tournaments.md and docs/statistics.md).",
+        formatter_class=_DefaultsShown,
+    )
     s.add_argument("--candidate", required=True, help="command line of the new bot")
     s.add_argument("--baseline", required=True, help="command line of the old bot")
-    s.add_argument("--elo0", type=float, default=0.0)
-    s.add_argument("--elo1", type=float, default=20.0)
+    s.add_argument("--elo0", type=float, default=0.0, help="H0: Elo difference at most this")
+    s.add_argument("--elo1", type=float, default=20.0, help="H1: Elo difference at least this")
     s.add_argument("--elo-model", choices=ELO_MODELS, default="logistic",
-                   help="units of --elo0/--elo1 (default logistic Elo)")  # fmt: skip
-    s.add_argument("--alpha", type=float, default=0.05)
-    s.add_argument("--beta", type=float, default=0.05)
+                   help="units of --elo0/--elo1")  # fmt: skip
+    s.add_argument("--alpha", type=float, default=0.05, help="false positive rate (accept H1 "
+                   "when H0 holds)")  # fmt: skip
+    s.add_argument("--beta", type=float, default=0.05, help="false negative rate (accept H0 "
+                   "when H1 holds)")  # fmt: skip
     s.add_argument("--min-pairs", type=int, default=0,
-                   help="pairs before the test may stop (default 0)")  # fmt: skip
-    s.add_argument("--max-games", type=int, default=2000)
-    s.add_argument("--concurrency", type=int, default=2)
-    s.add_argument("--rules", default="standard")
-    s.add_argument("--move-time", type=float, default=1.0)
-    s.add_argument("--bank", type=float, default=30.0)
+                   help="duplicate pairs before the test may stop")  # fmt: skip
+    s.add_argument("--max-games", type=int, default=2000, help="stop undecided after this many")
+    s.add_argument("--concurrency", type=int, default=2, help="games played at once")
+    s.add_argument("--rules", default="standard",
+                   help="preset: standard, classic, oklahoma, straight")  # fmt: skip
+    s.add_argument("--move-time", type=float, default=1.0, help="seconds per decision")
+    s.add_argument("--bank", type=float, default=30.0, help="per-game time bank, seconds")
     s.add_argument(
         "--seed", type=int, default=None, help="public deal seed: deals NOT secret (testing only)"
     )
-    s.add_argument("--out", type=Path, default=Path("runs/sprt"))
+    s.add_argument("--out", type=Path, default=Path("runs/sprt"),
+                   help="output directory (store, records); the same one resumes")  # fmt: skip
     add_log_options(s, level="warning")
     v = sub.add_parser("serve", help="daemon: run a tournament as registered remote bots connect")
     v.add_argument("config", type=Path)
@@ -207,10 +228,21 @@ async def _play_tournament(
     finally:
         progress.close()
     print(results_text(out, "table"))
+    if run.failed:
+        print(_failed_text(run.failed), file=sys.stderr)
+        return EXIT_INTERNAL
     if interrupted and _done_count(out) < progress.total:
         print("interrupted: run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK
+
+
+def _failed_text(failed: dict[int, str]) -> str:
+    """What a run says about the games a referee bug ended (they stay unplayed)."""
+    lines = [f"gin-referee: {len(failed)} game(s) not played because of a referee error:"]
+    lines += [f"  game {game}: {error}" for game, error in sorted(failed.items())]
+    lines.append("run the same command again to retry them")
+    return "\n".join(lines)
 
 
 def results_text(out: Path, fmt: str, prior_draws: float = 0.0) -> str:
@@ -348,6 +380,9 @@ async def run_sprt(args: argparse.Namespace) -> int:
     print(f"games: {2 * pairs.pairs} in {pairs.pairs} duplicate pairs; pentanomial {pairs.counts}")
     score = "n/a" if pairs.pairs == 0 else f"{pairs.mean:.3f}"
     print(f"score: {score}, {estimate_text(estimate_pairs(pairs))}")
+    if run.failed:
+        print(_failed_text(run.failed), file=sys.stderr)
+        return EXIT_INTERNAL
     if interrupted and not decided:
         return EXIT_INTERRUPTED
     return EXIT_OK

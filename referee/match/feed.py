@@ -32,7 +32,7 @@ from protocol.schema import Bye, MatchEnd, MatchStart, Message, Ping, Request, W
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
 from referee.match.deals import Deal, parse_key
-from referee.match.faults import BotFault, FaultKind, FaultPolicy
+from referee.match.faults import FaultKind, FaultPolicy
 from referee.match.hub import Hub
 from referee.match.probe import ProbeLink, PuppetLink
 from referee.match.record import RecordError, read_record_lines, replay_record
@@ -223,7 +223,7 @@ class FeedLink(ProbeLink):
         request_id: int,
         request: bytes,
         on_reply: Callable[[WireAction, float], None],
-        on_fault: Callable[[BotFault], None],
+        on_fault: Callable[[Exception], None],
         after_send: Callable[[], None] | None = None,
     ) -> None:
         """Send the request; a muted hand's request is answered from the record at once."""
@@ -254,11 +254,12 @@ class FeedLink(ProbeLink):
             self._deliver(self._step)
 
     def _deliver(self, step: tuple[str, float]) -> None:
-        on_reply = self._on_reply
+        on_reply, on_fault = self._on_reply, self._on_fault
         self.cancel_ask()
-        self.clock.charge(step[1])
         if on_reply is not None:
-            on_reply(_wire(step[0]), step[1])
+            self._reply_to_asker(on_reply, on_fault, _wire(step[0]), step[1])
+        else:
+            self.clock.charge(step[1])
 
     def _on_action(self, rid: int, action: WireAction, arrived: float) -> None:
         if rid != self._pending_id or self._on_reply is None or self.muted:

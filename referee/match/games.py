@@ -92,6 +92,9 @@ class MatchGames:
         for task in pending:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        for link in self.links:
+            if link.error is not None:
+                raise link.error
         failed = []
         for link, task in zip(self.links, waits, strict=True):
             if task in done and task.exception() is None:

@@ -96,6 +96,9 @@ class HandPlay:
         self._request_id = 0
 
     def _pending_fault(self) -> Fault | None:
+        for link in self.links:
+            if link.error is not None:
+                raise link.error  # a referee bug met on a seat: the match fails
         faults = [link.fault for link in self.links if link.fault is not None]
         if not faults:
             return None
@@ -190,12 +193,13 @@ class HandPlay:
                 self._ask(after)
                 return
             done.set_result(after)
-        except Exception as err:  # a referee bug: fail the match's task, as before
+        except Exception as err:  # a referee bug: the match fails as an infrastructure error
             if not done.done():
                 done.set_exception(err)
 
-    def _on_fault(self, err: BotFault) -> None:
-        """The asked seat faulted before replying: hand the fault to the loop."""
+    def _on_fault(self, err: Exception) -> None:
+        """The asked seat faulted before replying (a :class:`BotFault`), or a referee error
+        surfaced on it: hand it to the loop."""
         done = self._done
         if done is not None and not done.done():
             done.set_exception(err)

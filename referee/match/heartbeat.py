@@ -42,6 +42,10 @@ class Beating(Protocol):
         """Record a fault on the seat."""
         ...
 
+    def fail(self, error: Exception, /) -> None:
+        """A referee bug surfaced on the seat (the match ends as an infrastructure error)."""
+        ...
+
 
 class Heartbeat:
     """Pings an idle bot every ``interval`` seconds; silence for five intervals stalls it."""
@@ -65,6 +69,12 @@ class Heartbeat:
             self._alarm = None
 
     def _beat(self) -> None:
+        try:
+            self._beat_once()
+        except Exception as err:  # a referee bug in a timer: end the match, do not hang it
+            self._seat.fail(err)
+
+    def _beat_once(self) -> None:
         self._alarm = None
         seat, interval = self._seat, self.interval
         if seat.finished:

@@ -326,7 +326,10 @@ class Hub:
         link = self._by_peer.get(inc.peer)
         if link is not None:
             malformed = (inc.reason or "multipart") if inc.malformed else ""
-            link.on_payload(inc.payload, malformed, arrived)
+            try:
+                link.on_payload(inc.payload, malformed, arrived)
+            except Exception as err:  # a referee bug: that seat's match ends, others go on
+                link.fail(err)
             return
         if inc.peer in self._parked:
             self._on_parked(inc)
@@ -347,7 +350,10 @@ class Hub:
         """A connection ended: a seated bot's is a stall fault, a lobby bot leaves the lobby."""
         link = self._by_peer.get(peer)
         if link is not None:
-            link.on_connection_lost(reason)
+            try:
+                link.on_connection_lost(reason)
+            except Exception as err:  # a referee bug: that seat's match ends, others go on
+                link.fail(err)
         elif peer in self._parked:
             self._unpark(peer)
 

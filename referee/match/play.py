@@ -2,8 +2,10 @@
 
 :func:`play_match` drives the rules engine and talks to both bots through their
 :class:`~referee.match.seat.SeatLink`. Whatever a bot does (stall, crash, lie, flood), the
-match ends in a :class:`~referee.match.config.MatchResult`; only infrastructure errors
-propagate. Fault resolution (see docs/design/faults.md):
+match ends in a :class:`~referee.match.config.MatchResult`. A referee bug (any other
+exception on the way) is no bot's fault: the match ends at once with reason ``error``, the
+exception's text in the result and the record, and the bots are told ``aborted``. Fault
+resolution (see docs/design/faults.md):
 
 - startup, crash and stall faults forfeit the match (the bot cannot go on);
 - other faults follow :class:`~referee.match.faults.FaultPolicy`: forfeit the game (default),
@@ -19,6 +21,7 @@ the hands that ended), and each bot gets an ``error`` with code ``shutdown``, th
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Coroutine
 
 from protocol.errors import ErrorCode
@@ -42,6 +45,8 @@ from referee.match.seat import SeatLink
 __all__ = ["SHUTDOWN_MESSAGE", "DeckSource", "MatchForfeited", "play_match", "safe_default"]
 
 SHUTDOWN_MESSAGE = "the referee is shutting down; the match is aborted"
+
+LOGGER = logging.getLogger(__name__)
 
 
 async def play_match(
@@ -67,6 +72,7 @@ async def play_match(
     reason = "aborted"
     forfeit: Fault | None = None
     interrupted = shutdown = False
+    error: str | None = None
     revealed = config.deal.key_hex if config.reveal_key else None
     if recorder is not None:
         recorder.header(
@@ -100,6 +106,10 @@ async def play_match(
         except asyncio.CancelledError:
             _close_aborted(match, links, recorder, revealed)
             raise
+        except Exception as err:  # a referee bug: this match fails, nobody's fault
+            LOGGER.error("match %s failed: referee error", config.match_id, exc_info=err)
+            error = f"referee error: {type(err).__name__}: {err}"
+            winner, reason = None, "error"
     finally:
         for link in links:
             link.close()
@@ -112,7 +122,7 @@ async def play_match(
         for fault in match.startup_faults:
             if fault.seat == mine:
                 own = fault
-        if interrupted:
+        if interrupted or error is not None:
             why = "aborted"
         elif own is not None:
             why = "your_fault"
@@ -147,6 +157,7 @@ async def play_match(
         deal_commitment=config.deal.commitment,
         deal_key=revealed,
         deal_secret=config.deal.secret,
+        error=error,
     )
     if recorder is not None:
         recorder.write(
@@ -159,6 +170,7 @@ async def play_match(
                 "games_won": [s.games_won for s in match.seats],
                 "points": [s.points for s in match.seats],
                 "deal_key": revealed,
+                **({} if error is None else {"error": error}),
             }
         )
     match.log.info("match over", winner=winner, reason=reason)

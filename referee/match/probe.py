@@ -22,7 +22,6 @@ from protocol.codec import decode, decode_bot_message
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.schema import Bye, Hello, Message, Ping, Pong, Request, WireAction
 from referee.match.clock import TimeControl
-from referee.match.faults import BotFault
 from referee.match.outbox import error_bytes
 from referee.match.seat import SeatLink
 
@@ -77,7 +76,7 @@ class ProbeLink(SeatLink):
         request_id: int,
         request: bytes,
         on_reply: Callable[[WireAction, float], None],
-        on_fault: Callable[[BotFault], None],
+        on_fault: Callable[[Exception], None],
         after_send: Callable[[], None] | None = None,
     ) -> None:
         """Ask as a seat does, recording the request and the reply."""
@@ -163,7 +162,7 @@ class PuppetLink(SeatLink):
         request_id: int,
         request: bytes,
         on_reply: Callable[[WireAction, float], None],
-        on_fault: Callable[[BotFault], None],
+        on_fault: Callable[[Exception], None],
         after_send: Callable[[], None] | None = None,
     ) -> None:
         """Take the request and answer it from the loop (never from inside this call)."""
@@ -179,7 +178,11 @@ class PuppetLink(SeatLink):
         if self._pending_id != request_id or self.finished:
             return
         self.requests += 1
-        action = self.policy(self, request)
+        try:
+            action = self.policy(self, request)
+        except Exception as err:  # a bug in the puppet: the match ends, it does not hang
+            self.fail(err)
+            return
         if action is not None and self._pending_id == request_id:
             self._on_action(request_id, action, self._timer.time())
 

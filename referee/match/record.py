@@ -215,18 +215,21 @@ def replay_record(
         raise RecordError(str(path), number, f"bad rules: {err}") from err
     _check(rules.rules_hash == header.get("rules_hash"), path, number, "rules hash mismatch")
     report = ReplayReport(header=header)
-    names = header.get("seats", ["seat0", "seat1"])
+    names = list(header.get("seats", ["seat0", "seat1"]))
+    report.lines.append("(games and hands are numbered from 0, as in the protocol and the record)")
     games: dict[int, Any] = {}
     for number, rec in lines:
         kind = rec["type"]
         try:
-            if kind == "hand":
+            if kind == "seats":  # the names the bots gave in their hello
+                names[:] = [str(n) for n in rec["names"]][:2]
+            elif kind == "hand":
                 _replay_hand(rec, rules, names, games, report)
                 report.decks.append(
                     (number, rec["game"], rec["hand"], [Card.parse(t).index for t in rec["deck"]])
                 )
             elif kind == "game":
-                _verify_game(rec, rules, games, report)
+                _verify_game(rec, rules, names, games, report)
             elif kind == "fault":
                 report.faults += 1
                 report.lines.append(
@@ -237,7 +240,10 @@ def replay_record(
                 report.complete = True
                 if rec.get("deal_key") is not None:
                     report.revealed = (number, rec["deal_key"])
-                report.lines.append(f"match end: {rec.get('reason')}, winner {rec.get('winner')}")
+                winner = rec.get("winner")
+                who = "none" if winner is None else f"seat {winner} ({names[winner]})"
+                error = f" ({rec['error']})" if rec.get("error") else ""
+                report.lines.append(f"match end: {rec.get('reason')}{error}, winner {who}")
         except RecordError:
             raise
         except (RulesError, KeyError, TypeError, ValueError, IndexError) as err:
@@ -275,7 +281,7 @@ def _verify_deals(path: Path, report: ReplayReport, given: bytes | None) -> None
         if derived != deck:
             at = next(i for i, (a, b) in enumerate(zip(deck, derived, strict=True)) if a != b)
             raise RecordError(
-                str(path), number, f"game {game + 1} hand {hand + 1}: the recorded deck is not "
+                str(path), number, f"game {game} hand {hand}: the recorded deck is not "
                 f"the one the deal key derives (position {at}: recorded {DECK[deck[at]]}, "
                 f"derived {DECK[derived[at]]})",
             )  # fmt: skip
@@ -303,7 +309,7 @@ def _replay_hand(
         raise ValueError(f"scores before the hand are {scores}, expected {game.scores}")
     state = deal(rules, deck, dealer=dealer, scores=game.scores)
     report.lines.append(
-        f"game {game_no + 1} hand {hand_no + 1}: {names[dealer]} deals; "
+        f"game {game_no} hand {hand_no}: {names[dealer]} deals; "
         f"{names[0]}: {state.hand(0)} | {names[1]}: {state.hand(1)} | upcard {state.upcard}"
     )
     actions: list[Action] = []
@@ -317,7 +323,10 @@ def _replay_hand(
     if result["termination"] == str(Termination.FORFEIT):
         if state.is_over:
             raise ValueError("a forfeited hand whose actions already end it")
-        report.lines.append(f"  {len(actions)} actions, then forfeit: seat {result['winner']} wins")
+        winner = result["winner"]
+        report.lines.append(
+            f"  {len(actions)} actions, then forfeit: seat {winner} ({names[winner]}) wins"
+        )
     else:
         if state.result is None:
             raise ValueError("the actions do not finish the hand")
@@ -342,17 +351,24 @@ def _replay_hand(
 
 
 def _verify_game(
-    rec: dict[str, Any], rules: RuleSet, games: dict[int, Any], report: ReplayReport
+    rec: dict[str, Any],
+    rules: RuleSet,
+    names: list[str],
+    games: dict[int, Any],
+    report: ReplayReport,
 ) -> None:
     game_no = int(rec["game"])
     report.games += 1
     game = games.get(game_no)
     if rec.get("forfeit") or rec.get("winner") is None or game is None:
-        report.lines.append(f"game {game_no + 1}: winner {rec.get('winner')} ({rec.get('how')})")
+        winner = rec.get("winner")
+        who = "none" if winner is None else f"seat {winner} ({names[winner]})"
+        report.lines.append(f"game {game_no}: winner {who} ({rec.get('how')})")
         return
     if not game.is_over:
-        raise ValueError(f"game {game_no + 1} is recorded as over but no seat reached the target")
+        raise ValueError(f"game {game_no} is recorded as over but no seat reached the target")
     final = final_score(game)
     if list(final.totals) != list(rec["totals"]) or final.winner != rec["winner"]:
         raise ValueError(f"game totals mismatch: replay {final.totals}, record {rec['totals']}")
-    report.lines.append(f"game {game_no + 1}: seat {final.winner} wins, totals {final.totals}")
+    who = f"seat {final.winner} ({names[final.winner]})"
+    report.lines.append(f"game {game_no}: {who} wins, totals {final.totals}")

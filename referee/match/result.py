@@ -62,7 +62,8 @@ class MatchResult:
     winner: int | None
     """Winning seat, or None for a draw."""
     reason: str
-    """``normal``, ``forfeit`` (a bot lost the match by fault) or ``aborted``."""
+    """``normal``, ``forfeit`` (a bot lost the match by fault), ``no_start`` (neither bot
+    started), ``aborted`` or ``error`` (a referee bug ended it: see ``error``)."""
     games_played: int
     """Games played to the end (including forfeited games)."""
     seats: tuple[SeatSummary, SeatSummary]
@@ -80,6 +81,9 @@ class MatchResult:
     sandbox: str = "none"
     """The weakest sandbox level of the bots the referee started (``namespaces``,
     ``rlimits`` or ``none``; ``none`` also when it started none)."""
+    error: str | None = None
+    """An infrastructure error (a referee bug) that ended the match, never a bot's fault;
+    None otherwise. The reason is then ``error`` and there is no winner."""
 
     def to_dict(self) -> dict[str, object]:
         """The machine summary printed by ``--json``."""
@@ -96,5 +100,6 @@ class MatchResult:
             "deal_key": self.deal_key,
             "deal_secret": self.deal_secret,
             "sandbox": self.sandbox,
+            "error": self.error,
             "seats": [s.to_dict() for s in self.seats],
         }

@@ -34,6 +34,7 @@ from referee.net.transport import RouterTransport, TransportConfig
 __all__ = [
     "BotSpec",
     "FAREWELL_FLUSH",
+    "last_lines",
     "play_watched",
     "release_seats",
     "run_match",
@@ -72,7 +73,22 @@ class BotSpec:
                 raise ValueError("remote seat needs a name: remote:NAME")
             return BotSpec(name=name, command=None)
         command = BotCommand.parse(text)
-        return BotSpec(name=Path(command.argv[-1]).stem or command.argv[0], command=command)
+        return BotSpec(name=command_name(command.argv), command=command)
+
+
+def command_name(argv: Sequence[str]) -> str:
+    """A display name from a command line: its last word's file stem, or the module's own name
+    for ``python -m package.module``.
+
+    >>> command_name(["python3", "-m", "sample_bots.greedy_bot"])
+    'greedy_bot'
+    >>> command_name(["node", "x/bot.js"])
+    'bot'
+    """
+    last = argv[-1]
+    if len(argv) >= 2 and argv[-2] == "-m":
+        return last.rsplit(".", 1)[-1] or last
+    return Path(last).stem or argv[0]
 
 
 async def start_bot(
@@ -112,10 +128,27 @@ async def watch_bot(link: SeatLink, process: BotProcess) -> None:
         detail = process.exit_hint()
         if not link.connected.done():
             detail += " before saying hello"
-        tail = process.stderr_tail(1024).strip()
+        tail = last_lines(process.stderr_tail(4096))
         if tail:
-            detail += f"; stderr tail: {tail}"
+            detail += f"; last stderr: {tail}"
         link.record_fault(FaultKind.CRASH, detail)
+
+
+STDERR_LINES, STDERR_CHARS = 3, 300
+"""How much of a dead bot's stderr its fault names: the last lines, where the error is (a
+Python traceback ends with the exception), not the traceback's head."""
+
+
+def last_lines(text: str, lines: int = STDERR_LINES, chars: int = STDERR_CHARS) -> str:
+    """The last ``lines`` non-blank lines of ``text``, joined with `` | ``, cut to their last
+    ``chars`` characters.
+
+    >>> last_lines("Traceback (most recent call last):\\n  File x\\nImportError: no foo\\n", 2)
+    'File x | ImportError: no foo'
+    """
+    kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+    joined = " | ".join(kept)
+    return joined if len(joined) <= chars else "..." + joined[-chars:]
 
 
 async def play_watched(

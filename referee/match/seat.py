@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from protocol.codec import decode_action, decode_bot_message, encode
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.schema import ActionMsg, Bye, Hello, Message, Pong, WireAction
+from protocol.schema import ActionMsg, Bye, Hello, Message, Ping, Pong, WireAction
 from referee.match.clock import Alarm, Clock, TimeControl, Timer
 from referee.match.faults import BotFault, Fault, FaultKind
 from referee.match.heartbeat import Heartbeat
@@ -41,6 +41,8 @@ LOST_GRACE = 0.25
 """Seconds between a lost connection and its stall fault (a crash seen meanwhile wins); a
 seat whose bot process the referee started waits :data:`LOCAL_LOST_GRACE` instead."""
 LOCAL_LOST_GRACE = 2.0
+_PINGS_KEPT = 8
+"""Unanswered pings remembered per seat: a pong to an older one counts as unsolicited."""
 
 
 class SeatLink:
@@ -87,16 +89,22 @@ class SeatLink:
         self._faulted: asyncio.Future[None] | None = None
         self._pending_id: int | None = None
         self._on_reply: Callable[[WireAction, float], None] | None = None
-        self._on_fault: Callable[[BotFault], None] | None = None
+        self._on_fault: Callable[[Exception], None] | None = None
         self._sent = 0.0
         self._deadline = 0.0
         self._budget = 0.0
         self._watchdog: Alarm | None = None
         self._next_id = 1
         self._fault: Fault | None = None
+        self.error: Exception | None = None
+        """A referee bug met while handling this seat (see :meth:`fail`); never a bot fault."""
         self.last_heard = self._timer.time()
         self.stale_replies = 0
         self.unsolicited = 0
+        """Unsolicited messages this game (stale replies, pongs to no ping): past the
+        control's ``flood_limit`` they are a protocol fault."""
+        self._pings: list[int] = []
+        """Nonces of the latest pings not yet answered (at most :data:`_PINGS_KEPT`)."""
         self.game = -1
         self.hand = -1
         self.finished = False
@@ -154,8 +162,27 @@ class SeatLink:
             on_fault(BotFault(self._fault))
         return self._fault
 
+    def fail(self, error: Exception) -> None:
+        """A referee bug surfaced while handling this seat (an exception in the decision
+        path, a timer or a callback): it is no fault of the bot. The outstanding request, if
+        any, fails with ``error`` (its asker raises it), and so does every later
+        :meth:`raise_if_faulted` and :meth:`wait_connected`: the match ends as an
+        infrastructure error instead of waiting for a reply that will never be handled."""
+        LOGGER.error("seat %d: referee error: %r", self.seat, error, exc_info=error)
+        if self.error is None:
+            self.error = error
+        if self._faulted is not None and not self._faulted.done():
+            self._faulted.set_result(None)
+        on_fault = self._on_fault
+        self.cancel_ask()
+        if on_fault is not None:
+            on_fault(error)
+
     def raise_if_faulted(self) -> None:
-        """Raise the recorded fault, if any, as a :class:`BotFault`."""
+        """Raise a referee error met on this seat (:meth:`fail`), else the recorded fault,
+        if any, as a :class:`BotFault`."""
+        if self.error is not None:
+            raise self.error
         if self._fault is not None:
             raise BotFault(self._fault)
 
@@ -170,6 +197,8 @@ class SeatLink:
         be delivered to a bound bot is a stall fault."""
         if self.peer is None:
             return False
+        if type(msg) is Ping:
+            self._pings = [*self._pings[1 - _PINGS_KEPT :], msg.nonce]
         ok = self._outbox.send(msg if isinstance(msg, bytes) else encode(msg))
         if not ok:
             self._lost()
@@ -192,8 +221,11 @@ class SeatLink:
             self._timer.call_at(when, lambda: self._lost_for(detail))
 
     def _lost_for(self, detail: str) -> None:
-        if not self.finished and self._fault is None:
-            self.record_fault(FaultKind.STALL, detail)
+        try:
+            if not self.finished and self._fault is None:
+                self.record_fault(FaultKind.STALL, detail)
+        except Exception as err:  # a referee bug in a timer: end the match, do not hang it
+            self.fail(err)
 
     def release_events(self) -> None:
         """Send the held events now, unless the bot takes them inside its requests."""
@@ -235,10 +267,15 @@ class SeatLink:
         match msg:
             case ActionMsg(request_id=rid, action=action):
                 self._on_action(rid, action, arrived)
-            case Pong():
-                pass
+            case Pong(nonce=nonce):
+                if nonce in self._pings:
+                    self._pings.remove(nonce)
+                else:
+                    self._unsolicited()
             case Hello():
-                self.record_fault(FaultKind.PROTOCOL, "hello sent twice")
+                message = "hello sent twice: this connection said hello already"
+                self._outbox.refuse(ErrorCode.UNEXPECTED_MESSAGE, message)
+                self.record_fault(FaultKind.PROTOCOL, message)
             case Bye(reason=reason):
                 if not self.finished:
                     self.record_fault(FaultKind.STALL, f"bot said bye mid-match ({reason})")
@@ -246,21 +283,42 @@ class SeatLink:
     def _on_action(self, rid: int, action: WireAction, arrived: float) -> None:
         on_reply = self._on_reply
         if rid == self._pending_id and on_reply is not None:
+            on_fault = self._on_fault
             self.cancel_ask()
             elapsed = arrived - self._sent
             if elapsed < 0.0:
                 elapsed = 0.0
-            self.clock.charge(elapsed)
-            on_reply(action, elapsed)
+            self._reply_to_asker(on_reply, on_fault, action, elapsed)
             return
         self.stale_replies += 1
         LOGGER.debug("seat %d stale reply id %s dropped", self.seat, rid)
         self._outbox.refuse(ErrorCode.STALE_REQUEST, f"no request {rid} is outstanding", rid)
+        self._unsolicited()
+
+    def _reply_to_asker(
+        self,
+        on_reply: Callable[[WireAction, float], None],
+        on_fault: Callable[[Exception], None] | None,
+        action: WireAction,
+        elapsed: float,
+    ) -> None:
+        """Charge the clock and hand the reply to the asker (its request already cancelled);
+        a referee bug on the way fails the seat (:meth:`fail`): the asker hears of it."""
+        try:
+            self.clock.charge(elapsed)
+            on_reply(action, elapsed)
+        except Exception as err:  # a referee bug: the asker must hear of it, not hang
+            self._on_fault = on_fault
+            self.fail(err)
+
+    def _unsolicited(self) -> None:
+        """Count a message nobody asked for; past the flood limit it is a protocol fault."""
         self.unsolicited += 1
         if self.unsolicited > self.control.flood_limit:
             self.record_fault(
                 FaultKind.PROTOCOL,
-                f"flooding: more than {self.control.flood_limit} unsolicited messages",
+                f"flooding: more than {self.control.flood_limit} unsolicited messages "
+                "(stale replies and pongs to no ping) in one game",
             )
 
     # ------------------------------------------------------------------ decisions
@@ -276,7 +334,7 @@ class SeatLink:
         request_id: int,
         request: bytes,
         on_reply: Callable[[WireAction, float], None],
-        on_fault: Callable[[BotFault], None],
+        on_fault: Callable[[Exception], None],
         after_send: Callable[[], None] | None = None,
     ) -> None:
         """Send ``request`` (id ``request_id``) and return at once.
@@ -284,9 +342,13 @@ class SeatLink:
         The matching reply calls ``on_reply(action, elapsed_seconds)`` synchronously from the
         hub's receive loop, after the clock is charged; a fault recorded before it (timeout,
         crash, a send that fails, anything) calls ``on_fault(BotFault)`` instead, also when
-        the seat had faulted already. Exactly one of them is called, once, unless
+        the seat had faulted already; a referee error on the seat (:meth:`fail`) calls
+        ``on_fault`` with that exception. Exactly one of them is called, once, unless
         :meth:`cancel_ask` comes first. ``after_send`` runs right after the request is sent.
         """
+        if self.error is not None:
+            on_fault(self.error)
+            return
         fault = self._fault
         if fault is not None:
             on_fault(BotFault(fault))
@@ -321,6 +383,13 @@ class SeatLink:
         self._pending_id = None
 
     def _on_watchdog(self) -> None:
+        """The deadline timer's callback: :meth:`_check_deadline`, a bug in it ends the match."""
+        try:
+            self._check_deadline()
+        except Exception as err:  # a referee bug in a timer: end the match, do not hang it
+            self.fail(err)
+
+    def _check_deadline(self) -> None:
         """The seat's one deadline timer: fail an overdue request with a timeout fault.
 
         One timer per seat instead of one per request: it is armed for the outstanding
@@ -340,7 +409,8 @@ class SeatLink:
             # draw, then the discard): only the request that was overdue may time out.
             self._poll()
         if self._on_reply is not None and self._pending_id == rid:
-            self.record_fault(FaultKind.TIMEOUT, f"no reply to request {rid} within {budget:.3f} s")
+            detail = f"no reply to request {rid} within {budget * 1000:.0f} ms"
+            self.record_fault(FaultKind.TIMEOUT, detail)
 
     # ------------------------------------------------------------------ life cycle
 

@@ -133,7 +133,7 @@ class BotKeeper:
     def _may_keep(
         self, link: SeatLink, process: BotProcess | None, result: MatchResult | None
     ) -> bool:
-        if not self.enabled or result is None or result.interrupted:
+        if not self.enabled or result is None or result.interrupted or result.error is not None:
             return False
         if result.seats[link.seat].faults:
             return False

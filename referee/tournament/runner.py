@@ -139,6 +139,9 @@ class TournamentRun:
         self.lag_max = 0.0
         self.reused = 0
         """Seats played by a kept bot process instead of a new one (all workers)."""
+        self.failed: dict[int, str] = {}
+        """Games a referee bug ended (game id → the error): left unplayed in the store, not
+        tried again by this run; the other games go on."""
         self.deal = Deal.random()
         """The tournament's deal secrets (replaced by :func:`open_deal` when the run starts)."""
 
@@ -227,7 +230,11 @@ class TournamentRun:
         last: str | None = None
         while not self.stop.is_set():
             claim = store.claim(
-                owner=self.owner, lease_seconds=LEASE_SECONDS, now=time.time(), prefer=last
+                owner=self.owner,
+                lease_seconds=LEASE_SECONDS,
+                now=time.time(),
+                prefer=last,
+                skip=self.failed,
             )
             if claim is None:
                 return
@@ -244,6 +251,12 @@ class TournamentRun:
             if result is None:  # stopped before the end: give the game back
                 store.release(claim)
                 return
+            if result.error is not None:  # a referee bug: not a result; the others go on
+                LOGGER.error("game %d not played: %s", claim.game.game_id, result.error)
+                self.failed[claim.game.game_id] = result.error
+                store.release(claim)
+                last = None
+                continue
             stored = result_dict(claim.game, result)
             faults = stored["faults"]
             ok = store.record(

@@ -23,7 +23,7 @@ import math
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -312,10 +312,17 @@ class Store:
         return None if row is None else (json.loads(row[0]), row[1])
 
     def claim(
-        self, *, owner: str, lease_seconds: float, now: float, prefer: str | None = None
+        self,
+        *,
+        owner: str,
+        lease_seconds: float,
+        now: float,
+        prefer: str | None = None,
+        skip: Collection[int] = (),
     ) -> Claim | None:
         """Take the lowest game that is pending or whose lease expired (``expires <= now``),
-        one of pairing ``prefer`` first if there is one (the worker's bots are still running).
+        one of pairing ``prefer`` first if there is one (the worker's bots are still running),
+        never one of the game ids in ``skip`` (games this run failed to play).
 
         Gives it a new random lease until ``now + lease_seconds`` and counts the attempt.
         None when nothing is claimable (all done, or claimed under live leases).
@@ -326,6 +333,8 @@ class Store:
             f"SELECT {_GAME_COLUMNS}, attempts FROM games"
             " WHERE status <> 'done' AND (status = 'pending' OR lease_expires <= ?)"
         )
+        if skip:
+            claimable += f" AND game_id NOT IN ({', '.join(str(int(g)) for g in skip)})"
         with self._tx("claim") as conn:
             row = None
             if prefer is not None:  # open games in game order: found within ~#pairings rows

@@ -34,12 +34,21 @@ def bad(mode: str, at: int = 3) -> str:
 
 async def play(a: str, b: str, out: Path | None = None, **overrides: object) -> MatchResult:
     """Run one match between two command lines with fast clocks (1 game unless told);
-    ``local_ipc=False`` makes the bots connect over TCP instead of the private ipc socket."""
+    ``local_ipc=False`` makes the bots connect over TCP instead of the private ipc socket;
+    ``stop`` is the match's stop event."""
     local_ipc = bool(overrides.pop("local_ipc", True))
+    stop = overrides.pop("stop", None)
     # Built afresh (not ``replace``d): ``seed=None`` then means a secret deal, not seed 1's.
     config = MatchConfig(**({"games": 1, "time": FAST, "seed": 1} | overrides))  # type: ignore[arg-type]
     specs = (BotSpec.parse(a), BotSpec.parse(b))
-    return await run_match(config, specs, out_dir=out, kill_grace=0.5, local_ipc=local_ipc)
+    return await run_match(
+        config,
+        specs,
+        out_dir=out,
+        kill_grace=0.5,
+        local_ipc=local_ipc,
+        stop=stop,  # type: ignore[arg-type]
+    )
 
 
 NODE_DIR = Path(__file__).resolve().parents[2] / "sample_bots" / "node"

@@ -23,7 +23,6 @@ import zmq
 from protocol.codec import encode
 from protocol.schema import ActionMsg, Hello, WireAction
 from referee.match.clock import TimeControl
-from referee.match.faults import BotFault
 from referee.match.hub import Hub
 from referee.net.transport import RouterTransport, TransportConfig
 
@@ -86,7 +85,7 @@ async def test_a_blocked_loop_is_not_charged_to_the_bot(control: TimeControl, re
             def on_reply(action: WireAction, elapsed: float) -> None:
                 done.set_result(elapsed)
 
-            def on_fault(fault: BotFault) -> None:
+            def on_fault(fault: Exception) -> None:
                 done.set_exception(fault)
 
             before = time.monotonic()

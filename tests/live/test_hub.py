@@ -119,7 +119,10 @@ async def test_a_faults_detail_waits_for_the_games_cards(faulty_record: Path) ->
 
 
 @pytest.mark.asyncio
-async def test_a_broken_feed_stops_its_game_not_the_match(faulty_record: Path) -> None:
+@pytest.mark.expect_error_log  # the feed's bug is logged at ERROR, as a referee bug must be
+async def test_a_broken_feed_stops_its_game_not_the_match(
+    faulty_record: Path, no_error_logs: Any
+) -> None:
     events = events_of(faulty_record)
     hub = LiveHub(LiveConfig(delay=0.0))
     queue, _ = hub.subscribe()
@@ -132,3 +135,4 @@ async def test_a_broken_feed_stops_its_game_not_the_match(faulty_record: Path) -
     assert hub.matches["broken"].broken and not hub.matches["healthy"].broken
     ids = {e.data["id"] for e in await drain(hub, queue) if e.kind in ("hand", "steps")}
     assert ids == {"healthy"}
+    assert [r.getMessage() for r in no_error_logs.records] == ["live feed of broken stopped"]

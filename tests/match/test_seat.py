@@ -44,7 +44,8 @@ class Asker:
     def on_reply(self, action: WireAction, elapsed: float) -> None:
         self.replies.append((action, elapsed))
 
-    def on_fault(self, err: BotFault) -> None:
+    def on_fault(self, err: Exception) -> None:
+        assert isinstance(err, BotFault), err  # a referee error is not expected here
         self.faults.append(err)
 
     def ask(self, link: SeatLink) -> int:
@@ -260,20 +261,26 @@ async def test_heartbeat_pings_an_idle_bot_and_a_silent_one_stalls() -> None:
 
 
 async def test_pongs_keep_an_idle_bot_alive_and_a_busy_one_is_not_pinged() -> None:
+    """Each ping answered with its nonce: no stall, and no pong is unsolicited."""
     fake = FakeTransport()
     _, link, timer = await bound(fake)
     link.start_heartbeat()
+    answered = 0
     for _ in range(10):  # 10 intervals, twice the 5 a silent bot gets
         timer.advance(FAST.heartbeat)
-        fake.deliver(PEER, Pong(1))
-    assert link.fault is None
-    pings = sum(isinstance(m, Ping) for m in fake.messages(PEER))
+        pings_now = [m for m in fake.messages(PEER) if isinstance(m, Ping)]
+        for ping in pings_now[answered:]:
+            fake.deliver(PEER, Pong(ping.nonce))
+        answered = len(pings_now)
+    assert link.fault is None and link.unsolicited == 0 and answered >= 3
     control = replace(FAST, move=10.0)
-    _, busy, busy_timer = await bound(FakeTransport(), control)
+    busy_fake = FakeTransport()
+    _, busy, busy_timer = await bound(busy_fake, control)
     busy.start_heartbeat()
     Asker().ask(busy)  # thinking: a bot with a request outstanding is not pinged
     busy_timer.advance(8 * control.heartbeat)
-    assert busy.fault is None and pings == 0
+    assert busy.fault is None
+    assert not [m for m in busy_fake.messages(PEER) if isinstance(m, Ping)]
     link.close()
     assert timer.pending == 0
 
@@ -345,3 +352,14 @@ async def test_released_events_go_now_unless_the_bot_takes_them_inline(inline: b
     link.release_events()
     assert (event in fake.messages(PEER)) is not inline
     assert link.take_held() == ([encode(event)] if inline else [])
+
+
+async def test_pongs_to_no_ping_count_toward_the_flood_limit() -> None:
+    fake = FakeTransport()
+    _, link, _timer = await bound(fake)
+    for nonce in range(FAST.flood_limit):
+        fake.deliver(PEER, Pong(10_000 + nonce))
+    assert link.fault is None and link.unsolicited == FAST.flood_limit
+    fake.deliver(PEER, Pong(1))  # no ping was ever sent
+    assert link.fault is not None and link.fault.kind is FaultKind.PROTOCOL
+    assert "flooding" in link.fault.detail

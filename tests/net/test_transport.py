@@ -12,6 +12,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -306,15 +307,19 @@ async def test_flood_from_a_thread_keeps_loop_responsive(
     assert ticks >= 10  # the loop kept running timers during the flood
 
 
+BOOM = RuntimeError("handler bug")
+
+
 @pytest.mark.asyncio
+@pytest.mark.expect_error_log  # the handler's bug is logged at ERROR, as it must be
 async def test_handler_errors_are_contained(
-    transport: RouterTransport, dealer: DealerFactory
+    transport: RouterTransport, dealer: DealerFactory, no_error_logs: Any
 ) -> None:
     coll = Collector()
 
     def handler(inc: Incoming) -> None:
         if inc.payload == b"boom":
-            raise RuntimeError("handler bug")
+            raise BOOM
         coll(inc)
 
     transport.set_handler(handler)
@@ -323,6 +328,7 @@ async def test_handler_errors_are_contained(
     client.send(b"ok")
     assert (await coll.get()).payload == b"ok"
     assert transport.stats.handler_errors == 1
+    assert [r.exc_info[1] for r in no_error_logs.records if r.exc_info] == [BOOM]
 
 
 @pytest.mark.asyncio

@@ -33,6 +33,7 @@ from protocol.fields import Check, Shape, Struct, describe, to_wire
 from protocol.schema import (
     ACTION_KINDS,
     MESSAGE_CLASSES,
+    ActionMsg,
     Cards,
     HandStart,
     Melds,
@@ -119,6 +120,9 @@ def _from_shape(shape: Shape) -> st.SearchStrategy[Any]:
 _RULES: dict[type[Any], Callable[[Any], bool]] = {
     HandStart: lambda m: m.upcard not in m.hand_cards,
     Request: lambda m: bool(m.legal),
+    ActionMsg: lambda m: (
+        m.action.card is None or m.action.kind not in ("take_discard", "draw_stock")
+    ),
 }
 """The rules across fields that protocol/parse.py checks beyond the description."""
 
