@@ -11,10 +11,12 @@ import asyncio
 import json
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from referee.cli.keys import add_commands as add_key_commands
+from referee.cli.keys import add_security_options, remote_keys, run_keygen, server_keys
 from referee.cli.logs import configure
 from referee.cli.toolkit import add_check_command, add_feed_options, run_check, run_feed
 from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
@@ -72,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--strikes", type=int, default=3, help="strikes that forfeit (strike policy)")
     m.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint to bind (port 0 = any)")
+    add_security_options(m, remote_key=True)
     m.add_argument(
         "--local-transport",
         choices=("ipc", "tcp"),
@@ -111,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--out", type=Path, default=Path("runs/demo"), help="output directory")
     d.add_argument("--json", action="store_true", help="print a machine summary")
     add_commands(sub)
+    add_key_commands(sub)
     r = sub.add_parser("replay", help="verify a record and print its hands")
     r.add_argument("record", type=Path)
     r.add_argument("--quiet", action="store_true", help="only the verdict")
@@ -168,8 +172,29 @@ def _confined(
     return out[0], out[1]
 
 
-def _token_notice(name: str, endpoint: str, token: str) -> None:
-    print(f"remote seat {name}: connect to {endpoint} with token {token}", file=sys.stderr)
+def _token_notice(server_key: str) -> Callable[[str, str, str], None]:
+    def notice(name: str, endpoint: str, token: str) -> None:
+        key = f"; referee key {server_key}" if server_key else " (--insecure: no CURVE)"
+        print(f"remote seat {name}: connect to {endpoint} with token {token}{key}", file=sys.stderr)
+
+    return notice
+
+
+def _with_keys(args: argparse.Namespace, specs: tuple[BotSpec, BotSpec]) -> tuple[BotSpec, ...]:
+    """The remote specs with their ``--remote-key``; every remote seat needs one under CURVE."""
+    keys = remote_keys(args.remote_key)
+    remote = [spec.name for spec in specs if spec.command is None]
+    for name in keys:
+        if name not in remote:
+            raise ValueError(f"--remote-key {name}: no remote seat of that name (remote:NAME)")
+    if not args.insecure:
+        for name in remote:
+            if name not in keys:
+                raise ValueError(
+                    f"remote seat {name!r} needs --remote-key {name}=KEY (the public key from "
+                    f"`gin-referee keygen --bot {name}`), or --insecure for plain TCP"
+                )
+    return tuple(replace(spec, public_key=keys.get(spec.name)) for spec in specs)
 
 
 async def _match(args: argparse.Namespace) -> int:
@@ -196,6 +221,8 @@ async def _match(args: argparse.Namespace) -> int:
             BotSpec(f"{specs[0].name}-A", specs[0].command),
             BotSpec(f"{specs[1].name}-B", specs[1].command),
         )
+    keyed = _with_keys(args, specs)
+    curve = server_keys(args, remote=any(spec.command is None for spec in specs))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -203,12 +230,13 @@ async def _match(args: argparse.Namespace) -> int:
     task = asyncio.ensure_future(
         run_match(
             config,
-            specs,
+            (keyed[0], keyed[1]),
             bind=args.bind,
             out_dir=args.out,
             stop=stop,
-            on_token=_token_notice,
+            on_token=_token_notice("" if curve is None else curve.public_z85),
             local_ipc=args.local_transport == "ipc",
+            curve=curve,
         )
     )
     try:
@@ -280,6 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_view(args)
     if args.command == "report":
         return run_report(args)
+    if args.command == "keygen":
+        return run_keygen(args)
     if args.command == "demo":
         python = sys.executable
         args = _parser().parse_args(

@@ -14,6 +14,7 @@ from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
 from referee.match.result import MatchResult
 from referee.match.runner import BotSpec, run_match
+from referee.net.keys import KeyPair
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 PY = sys.executable
@@ -34,12 +35,17 @@ def bad(mode: str, at: int = 3) -> str:
 
 async def play(a: str, b: str, out: Path | None = None, **overrides: object) -> MatchResult:
     """Run one match between two command lines with fast clocks (1 game unless told);
-    ``local_ipc=False`` makes the bots connect over TCP instead of the private ipc socket."""
+    ``local_ipc=False`` makes the bots connect over TCP instead of the private ipc socket,
+    with CURVE when ``curve`` (the referee's key pair) is given."""
     local_ipc = bool(overrides.pop("local_ipc", True))
+    curve = overrides.pop("curve", None)
+    assert curve is None or isinstance(curve, KeyPair)
     # Built afresh (not ``replace``d): ``seed=None`` then means a secret deal, not seed 1's.
     config = MatchConfig(**({"games": 1, "time": FAST, "seed": 1} | overrides))  # type: ignore[arg-type]
     specs = (BotSpec.parse(a), BotSpec.parse(b))
-    return await run_match(config, specs, out_dir=out, kill_grace=0.5, local_ipc=local_ipc)
+    return await run_match(
+        config, specs, out_dir=out, kill_grace=0.5, local_ipc=local_ipc, curve=curve
+    )
 
 
 NODE_DIR = Path(__file__).resolve().parents[2] / "sample_bots" / "node"
