@@ -51,6 +51,7 @@ _Z85_CHARS = re.escape(
 )
 _LINE = re.compile(r'^\s*(public-key|secret-key)\s*=\s*"([^"]*)"\s*$')
 _KEY = re.compile(f"^[{_Z85_CHARS}]{{40}}$")
+_KEY_CHAR = re.compile(f"[{_Z85_CHARS}]")
 
 
 class KeyFileError(ValueError):
@@ -90,16 +91,18 @@ def decode_key(text: str, what: str = "public key") -> bytes:
     """A Z85 key (40 characters) as raw bytes; :class:`KeyFileError` names ``what`` (if not
     empty) and the problem."""
     text = text.strip()
-    if not _KEY.match(text):
-        prefix = f"{what}: " if what else ""
+    prefix = f"{what}: " if what else ""
+    if len(text) != 40:
         raise KeyFileError(
             f"{prefix}expected 40 Z85 characters (as `gin-referee keygen` prints), "
             f"got {len(text)} character(s) {text[:48]!r}"
         )
+    if not _KEY.match(text):
+        bad = next(c for c in text if not _KEY_CHAR.match(c))
+        raise KeyFileError(f"{prefix}{bad!r} is not a Z85 character (in {text!r})")
     try:
         return z85.decode(text.encode("ascii"))
     except (ValueError, struct.error):  # a 5-character group above 2**32
-        prefix = f"{what}: " if what else ""
         raise KeyFileError(f"{prefix}{text!r} is not a valid Z85 key") from None
 
 
