@@ -181,13 +181,14 @@ def _token_notice(server_key: str) -> Callable[[str, str, str], None]:
 
 
 def _with_keys(args: argparse.Namespace, specs: tuple[BotSpec, BotSpec]) -> tuple[BotSpec, ...]:
-    """The remote specs with their ``--remote-key``; every remote seat needs one under CURVE."""
+    """The remote specs with their ``--remote-key``; every remote seat needs one under CURVE
+    (a ``tcp://`` bind without ``--insecure``)."""
     keys = remote_keys(args.remote_key)
     remote = [spec.name for spec in specs if spec.command is None]
     for name in keys:
         if name not in remote:
             raise ValueError(f"--remote-key {name}: no remote seat of that name (remote:NAME)")
-    if not args.insecure:
+    if not args.insecure and str(args.bind).startswith("tcp://"):
         for name in remote:
             if name not in keys:
                 raise ValueError(
