@@ -85,6 +85,14 @@ class BotKeeper:
             taken.append(bot)
         return taken
 
+    def give_back(self, names: Sequence[str], taken: Sequence[KeptBot | None]) -> None:
+        """Keep again, unused, what :meth:`take` returned for ``names`` (the game could not
+        start yet: another game seated one of its remote bots meanwhile)."""
+        for name, bot in zip(names, taken, strict=True):
+            if bot is not None:
+                self.kept.setdefault(name, []).append(bot)
+                self.reused -= 1
+
     async def settle(
         self,
         links: Sequence[SeatLink],

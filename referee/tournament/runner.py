@@ -286,21 +286,21 @@ class TournamentRun:
             match_id=f"g{spec.game_id:06d}-a{attempt}",
         )
         entries = (self.bots[spec.seat0], self.bots[spec.seat1])
+        local_names = [e.name if e.command is not None else "" for e in entries]
         while True:
             if not await self._await_remotes(hub, entries):
                 return None
-            # Another game may have taken a bot while we woke up: check again, then seat
-            # both at once (no await in between, so the check still holds).
+            kept = await keeper.take(local_names, spec.deal_id)
+            # Another game may have seated a remote bot while we awaited: check again after
+            # the last await, then seat both at once (no await in between, so it still holds).
             ready = all(e.token is None or hub.is_available(e.token) for e in entries)
             if ready or not self.serve:
                 break
+            keeper.give_back(local_names, kept)
         links: list[SeatLink] = []
         processes: list[BotProcess | None] = []
         pairs: list[KeyPair | None] = []
         names = [entry.name for entry in entries]
-        kept = await keeper.take(
-            [e.name if e.command is not None else "" for e in entries], spec.deal_id
-        )
         match_id = match_config.match_id
         recorder = MatchRecorder(
             self.out / "games" / f"{match_id}.jsonl",
