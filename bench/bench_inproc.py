@@ -69,6 +69,10 @@ class AnsweringTransport:
     def disconnect(self, peer: bytes, reason: str = "") -> None:
         """Nothing to close."""
 
+    def peer_key(self, peer: bytes) -> bytes | None:
+        """No CURVE in process."""
+        return None
+
     def send(self, peer: bytes, payload: bytes) -> bool:
         """Answer a request as the instant bot would (timed, to be subtracted)."""
         start = time.perf_counter()

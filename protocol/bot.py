@@ -25,6 +25,9 @@ not): the referee may then deliver the opponent's moves inside the next ``reques
 (``Request.events``) instead of as separate ``event`` messages. Either way ``on_event`` is
 called once per opponent move, in order, and always before ``act`` sees the request that
 follows it.
+
+Over ``tcp://`` the referee requires CURVE: :func:`run_bot` takes the referee's public key and
+the bot's key pair from the environment (:mod:`protocol.bot_keys`), or from ``curve``.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from enum import IntEnum
 
 import zmq
 
+from protocol.bot_keys import HANDSHAKE_EVENTS, CurveKeys, await_handshake, curve_keys_from_env
 from protocol.codec import MAX_MESSAGE_BYTES, decode_referee_message, encode
 from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
 from protocol.schema import (
@@ -104,7 +108,8 @@ class ExitCode(IntEnum):
     USAGE = 2
     """No endpoint or token was given."""
     REJECTED = 3
-    """The referee answered ``reject`` (or speaks an unsupported version)."""
+    """The referee answered ``reject`` (or speaks an unsupported version), or refused the
+    bot's CURVE key during the handshake."""
     TIMEOUT = 4
     """The referee sent nothing for ``recv_timeout_ms`` (or a send could not complete)."""
     PROTOCOL = 5
@@ -252,6 +257,7 @@ def run_bot(
     recv_timeout_ms: int = DEFAULT_RECV_TIMEOUT_MS,
     inline_events: bool = True,
     multi_match: bool = False,
+    curve: CurveKeys | None = None,
 ) -> int:
     """Connect to the referee, play one match with ``bot`` (or several, see
     ``multi_match``), return an :class:`ExitCode`.
@@ -262,7 +268,9 @@ def run_bot(
     requests; the bot sees no difference) and ``multi_match`` (the bot resets itself in
     ``on_match_start`` and may play several matches on this connection) go into the
     ``hello``. The call returns :attr:`ExitCode.TIMEOUT` if the referee sends nothing for
-    ``recv_timeout_ms``.
+    ``recv_timeout_ms``. ``curve`` (default: from the environment, see
+    :mod:`protocol.bot_keys`) makes the connection CURVE; a key the referee refuses returns
+    :attr:`ExitCode.REJECTED`.
     """
     endpoint = endpoint or os.environ.get(ENDPOINT_ENV)
     token = token or os.environ.get(TOKEN_ENV)
@@ -276,6 +284,11 @@ def run_bot(
             if not value
         )
         print(f"[{name}] missing {missing}", file=sys.stderr, flush=True)
+        return ExitCode.USAGE
+    try:
+        curve = curve or curve_keys_from_env()
+    except ValueError as err:
+        print(f"[{name}] {err}", file=sys.stderr, flush=True)
         return ExitCode.USAGE
     hello = Hello(
         PROTOCOL_VERSION,
@@ -296,7 +309,20 @@ def run_bot(
         sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
         sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
         sock.setsockopt(zmq.HEARTBEAT_TTL, HEARTBEAT_TIMEOUT_MS)
-        sock.connect(endpoint)
+        if curve is None:
+            sock.connect(endpoint)
+            return session.run_safely(hello)
+        curve.apply(sock)
+        monitor = sock.get_monitor_socket(HANDSHAKE_EVENTS)
+        try:
+            sock.connect(endpoint)
+            refused = await_handshake(monitor, recv_timeout_ms)
+        finally:
+            sock.disable_monitor()
+            monitor.close(linger=0)
+        if refused is not None:
+            session.say(refused[0])
+            return ExitCode.REJECTED if refused[1] else ExitCode.TIMEOUT
         return session.run_safely(hello)
     finally:
         sock.close(linger=BYE_LINGER_MS if session.sent_bye else 0)

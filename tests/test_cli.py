@@ -168,3 +168,54 @@ def test_sigterm_stops_the_referee_and_kills_a_bot_that_ignores_sigterm(tmp_path
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     assert lines[-1]["type"] == "match_end" and lines[-1]["interrupted"] is True
     assert os.path.getsize(record) > 0
+
+
+def test_keygen_prints_the_referee_key_and_makes_bot_pairs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = ["--key-dir", str(tmp_path / "home")]
+    assert main(["keygen", *home]) == 0
+    referee_key = capsys.readouterr().out.strip()
+    assert main(["keygen", *home]) == 0 and capsys.readouterr().out.strip() == referee_key
+    assert len(referee_key) == 40
+    assert main(["keygen", "--bot", "alice", "--out", str(tmp_path / "bots")]) == 0
+    captured = capsys.readouterr()
+    bot_key = captured.out.strip()
+    assert f'public_key = "{bot_key}"' in captured.err and bot_key != referee_key
+    assert (tmp_path / "bots" / "alice.key_secret").stat().st_mode & 0o777 == 0o600
+    assert main(["keygen", "--bot", "alice", "--out", str(tmp_path / "bots")]) == 2
+    assert "alice.key_secret: already exists" in capsys.readouterr().err
+    os.chmod(tmp_path / "home" / "referee.key_secret", 0o644)
+    assert main(["match", GREEDY, "remote:alice", "--remote-key", f"alice={bot_key}", *home]) == 2
+    assert "referee.key_secret: the secret key file is accessible by others" in (
+        capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["remote:alice"], "remote seat 'alice' needs --remote-key alice=KEY"),
+        (["remote:alice", "--remote-key", f"bob={'a' * 40}"], "--remote-key bob: no remote seat"),
+        (["remote:alice", "--remote-key", "alice=nope"], "--remote-key alice: expected 40 Z85"),
+    ],
+)
+def test_a_remote_seat_needs_a_valid_key_unless_insecure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], words: str
+) -> None:
+    assert main(["match", GREEDY, *args, "--key-dir", str(tmp_path)]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_a_tournament_with_unkeyed_remote_bots_needs_insecure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "t.toml"
+    config.write_text(
+        '[[bots]]\nname = "alice"\nremote = true\ntoken = "alice-token"\n'
+        f'[[bots]]\nname = "greedy"\ncommand = "{GREEDY}"\n'
+    )
+    for command in ("serve", "tournament"):
+        code = main([command, str(config), "--key-dir", str(tmp_path / "home")])
+        assert code == 2
+        assert "remote bot(s) alice need a public_key" in capsys.readouterr().err

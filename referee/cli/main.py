@@ -12,11 +12,13 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from referee.cli.daemon import raise_fd_limit, run_stoppable
+from referee.cli.keys import add_commands as add_key_commands
+from referee.cli.keys import add_security_options, remote_keys, run_keygen, server_keys
 from referee.cli.logs import add_log_options, configure, configure_cli
 from referee.cli.toolkit import add_check_command, add_feed_options, run_check, run_feed
 from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
@@ -77,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--strikes", type=int, default=3, help="strikes that forfeit (strike policy)")
     m.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint to bind (port 0 = any)")
+    add_security_options(m, remote_key=True)
     m.add_argument(
         "--local-transport",
         choices=("ipc", "tcp"),
@@ -126,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--json", action="store_true", help="print a machine summary")
     add_commands(sub)
+    add_key_commands(sub)
     r = sub.add_parser("replay", help="verify a record and print its hands")
     r.add_argument("record", type=Path)
     r.add_argument("--quiet", action="store_true", help="only the verdict")
@@ -183,8 +187,30 @@ def _confined(
     return out[0], out[1]
 
 
-def _token_notice(name: str, endpoint: str, token: str) -> None:
-    print(f"remote seat {name}: connect to {endpoint} with token {token}", file=sys.stderr)
+def _token_notice(server_key: str) -> Callable[[str, str, str], None]:
+    def notice(name: str, endpoint: str, token: str) -> None:
+        key = f"; referee key {server_key}" if server_key else " (--insecure: no CURVE)"
+        print(f"remote seat {name}: connect to {endpoint} with token {token}{key}", file=sys.stderr)
+
+    return notice
+
+
+def _with_keys(args: argparse.Namespace, specs: tuple[BotSpec, BotSpec]) -> tuple[BotSpec, ...]:
+    """The remote specs with their ``--remote-key``; every remote seat needs one under CURVE
+    (a ``tcp://`` bind without ``--insecure``)."""
+    keys = remote_keys(args.remote_key)
+    remote = [spec.name for spec in specs if spec.command is None]
+    for name in keys:
+        if name not in remote:
+            raise ValueError(f"--remote-key {name}: no remote seat of that name (remote:NAME)")
+    if not args.insecure and str(args.bind).startswith("tcp://"):
+        for name in remote:
+            if name not in keys:
+                raise ValueError(
+                    f"remote seat {name!r} needs --remote-key {name}=KEY (the public key from "
+                    f"`gin-referee keygen --bot {name}`), or --insecure for plain TCP"
+                )
+    return tuple(replace(spec, public_key=keys.get(spec.name)) for spec in specs)
 
 
 def _match_inputs(args: argparse.Namespace) -> tuple[MatchConfig, tuple[BotSpec, BotSpec]]:
@@ -212,9 +238,10 @@ def _match_inputs(args: argparse.Namespace) -> tuple[MatchConfig, tuple[BotSpec,
             BotSpec(f"{specs[0].name}-A", specs[0].command),
             BotSpec(f"{specs[1].name}-B", specs[1].command),
         )
+    keyed = _with_keys(args, specs)
     if args.out is not None:
         _check_fresh_out(args.out, config.match_id)
-    return config, specs
+    return config, (keyed[0], keyed[1])
 
 
 def _check_fresh_out(out: Path, match_id: str) -> None:
@@ -251,6 +278,11 @@ def _exit_code(result: MatchResult) -> int:
 async def _match(
     args: argparse.Namespace, config: MatchConfig, specs: tuple[BotSpec, BotSpec]
 ) -> int:
+    try:  # after the log is configured: --insecure is warned about there
+        curve = server_keys(args, remote=any(spec.command is None for spec in specs))
+    except ValueError as err:
+        print(f"gin-referee: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
     stop = asyncio.Event()
     work = run_match(
         config,
@@ -258,8 +290,9 @@ async def _match(
         bind=args.bind,
         out_dir=args.out,
         stop=stop,
-        on_token=_token_notice,
+        on_token=_token_notice("" if curve is None else curve.public_z85),
         local_ipc=args.local_transport == "ipc",
+        curve=curve,
     )
     result, _ = await run_stoppable(
         work, stop, notice="interrupted: aborting the match (bots are told: shutdown)..."
@@ -320,6 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_view(args)
     if args.command == "report":
         return run_report(args)
+    if args.command == "keygen":
+        return run_keygen(args)
     if args.command == "demo":
         python = sys.executable
         out = _free_out(Path("runs/demo")) if args.out is None else args.out

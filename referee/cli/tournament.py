@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.cli.daemon import raise_fd_limit, run_stoppable
+from referee.cli.keys import add_security_options, server_keys
 from referee.cli.logs import add_log_options, configure_cli
 from referee.match import FaultPolicy, Observer, TimeControl
+from referee.net.keys import KeyPair
 from referee.rules import RuleSet
 from referee.tournament.config import BotEntry, ConfigError, TournamentConfig, load_config
 from referee.tournament.dealkey import deal_status
@@ -53,7 +55,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     t.add_argument("config", type=Path)
     t.add_argument("--out", type=Path, default=None, help="output directory (store, records)")
     t.add_argument("--resume", action="store_true", help="(default) continue an interrupted run")
-    t.add_argument("--bind", default="tcp://127.0.0.1:0")
+    t.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint remote bots reach")
+    add_security_options(t)
     add_log_options(t)
     _spectate_options(t)
     s = sub.add_parser(
@@ -91,7 +94,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_log_options(s, level="warning")
     v = sub.add_parser("serve", help="daemon: run a tournament as registered remote bots connect")
     v.add_argument("config", type=Path)
-    v.add_argument("--bind", default="tcp://0.0.0.0:5555", help="endpoint remote bots reach")
+    v.add_argument(
+        "--bind",
+        default="tcp://127.0.0.1:5555",
+        help="endpoint remote bots reach (default tcp://127.0.0.1:5555; e.g. tcp://0.0.0.0:5555 "
+        "to accept bots from other machines)",
+    )
+    add_security_options(v)
     v.add_argument("--out", type=Path, default=None)
     v.add_argument("--until-done", action="store_true", help="exit when every game is played")
     add_log_options(v)
@@ -203,11 +212,26 @@ async def _play_tournament(
             live.on_game(outcome)
 
         observe = live.observe
+    try:
+        curve = server_keys(args, remote=bool(remotes))
+    except ValueError as err:  # an unusable key file, named
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    unkeyed = [b.name for b in config.bots if b.command is None and b.public_key is None]
+    if curve is not None and unkeyed:
+        print(
+            f"gin-referee: {args.config}: remote bot(s) {', '.join(unkeyed)} need a public_key "
+            "(each bot's `gin-referee keygen --bot NAME` prints it), or run with --insecure",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    key = "no CURVE (--insecure)" if curve is None else f"referee key {curve.public_z85}"
 
     def ready(endpoint: str) -> None:
         if serve or remotes:
             names = ", ".join(remotes) or "none"
-            print(f"serving on {endpoint}; remote bots: {names}", file=sys.stderr, flush=True)
+            print(f"serving on {endpoint}; remote bots: {names}; {key}", file=sys.stderr,
+                  flush=True)  # fmt: skip
 
     run = TournamentRun(
         config,
@@ -219,6 +243,7 @@ async def _play_tournament(
         on_ready=ready,
         on_game=on_game,
         observe=observe,
+        curve=curve,
     )
     try:
         interrupted = await _run(run, stop)
@@ -349,7 +374,10 @@ async def run_sprt(args: argparse.Namespace) -> int:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     # If an earlier run already decided, ``stop`` is set and no game is started.
-    run = TournamentRun(config, args.out, stop=stop, on_game=tracker.on_game)
+    # Its TCP endpoint serves no one (the bots use the private ipc one): a throw-away pair.
+    run = TournamentRun(
+        config, args.out, stop=stop, on_game=tracker.on_game, curve=KeyPair.generate()
+    )
     try:
         interrupted = await _run(run, stop)
     except StoreError as err:

@@ -29,7 +29,14 @@ from referee.match.deals import Deal
 from referee.match.faults import FaultPolicy
 from referee.match.hub import Hub
 from referee.match.probe import ProbeLink, PuppetLink
-from referee.match.runner import play_watched, start_bot
+from referee.match.runner import (
+    curve_env,
+    curve_transport,
+    local_bot_keys,
+    play_watched,
+    start_bot,
+)
+from referee.net.keys import KeyPair, KeyRing
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 
@@ -101,9 +108,11 @@ async def run_check(
     """Play the battery against the bot ``command`` starts; tear everything down."""
     opts = options or CheckOptions()
     time = opts.time
+    server, ring = KeyPair.generate(), KeyRing()  # CURVE on TCP: only this bot's fresh key
     transport = RouterTransport(
         TransportConfig(
             endpoint=opts.bind,
+            curve=curve_transport(server, ring),
             local_ipc=opts.local_ipc,
             heartbeat_ivl_ms=1000,
             heartbeat_timeout_ms=round(5000 * time.heartbeat),
@@ -116,15 +125,19 @@ async def run_check(
     process: BotProcess | None = None
     try:
         await transport.start()
-        hub = Hub(transport, multi_match=True)
+        hub = Hub(transport, multi_match=True, keys=ring)
         first = _config("check-1", BATTERY_GAMES, time, opts.max_hands)
         seed = first.deal.bot_seed("check-1/0")
-        link = hub.open_seat(0, time, name=name, seed=seed, link_type=ProbeLink)
+        pair = local_bot_keys(server, transport.local_endpoint)
+        key = None if pair is None else pair.public
+        link = hub.open_seat(0, time, name=name, seed=seed, link_type=ProbeLink, public_key=key)
         assert isinstance(link, ProbeLink)
         link.error_game = ERROR_GAME
         links.append(link)
         endpoint = transport.local_endpoint
-        process = await start_bot(link, command, endpoint=endpoint, stderr_path=None)
+        process = await start_bot(
+            link, command, endpoint=endpoint, stderr_path=None, extra_env=curve_env(server, pair)
+        )
         await _play(first, link, process, obs)
         obs.rejections = list(hub.rejections)
         token = link.token

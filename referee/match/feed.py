@@ -37,9 +37,18 @@ from referee.match.hub import Hub
 from referee.match.probe import ProbeLink, PuppetLink
 from referee.match.record import RecordError, read_record_lines, replay_record
 from referee.match.result import MatchResult
-from referee.match.runner import BOT_EXIT_GRACE, play_watched, release_seats, start_bot
+from referee.match.runner import (
+    BOT_EXIT_GRACE,
+    curve_env,
+    curve_transport,
+    local_bot_keys,
+    play_watched,
+    release_seats,
+    start_bot,
+)
 from referee.match.seat import SeatLink
 from referee.match.wire import to_action, to_wire_action
+from referee.net.keys import KeyPair, KeyRing
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 from referee.rules import Card, RulesError, RuleSet, parse_action, parse_cards
@@ -367,7 +376,12 @@ async def feed_record(
             stop.set()  # an interrupted record ends here
         return decks[(g, h)]
 
-    transport = RouterTransport(TransportConfig(endpoint="tcp://127.0.0.1:0", local_ipc=True))
+    server, ring = KeyPair.generate(), KeyRing()  # CURVE on TCP: only the fed bot's fresh key
+    transport = RouterTransport(
+        TransportConfig(
+            endpoint="tcp://127.0.0.1:0", curve=curve_transport(server, ring), local_ipc=True
+        )
+    )
     report = FeedReport(seat, names[seat])
     hub: Hub | None = None
     links: list[SeatLink] = []
@@ -375,11 +389,13 @@ async def feed_record(
     result: MatchResult | None = None
     try:
         await transport.start()
-        hub = Hub(transport)
+        hub = Hub(transport, keys=ring)
         seeds = header.get("bot_seeds") or [None, None]
+        bot_keys = local_bot_keys(server, transport.local_endpoint)
         link = hub.open_seat(
-            seat, config.time, name=names[seat], seed=seeds[seat], link_type=FeedLink
-        )
+            seat, config.time, name=names[seat], seed=seeds[seat], link_type=FeedLink,
+            public_key=None if bot_keys is None else bot_keys.public,
+        )  # fmt: skip
         assert isinstance(link, FeedLink)
         link.script = script
         link.focus = lambda g, h: (game is None or g == game) and (hand is None or h == hand)
@@ -391,7 +407,10 @@ async def feed_record(
         links = [link, other]
         script.links = pair
         endpoint = transport.local_endpoint
-        processes[seat] = await start_bot(link, command, endpoint=endpoint, stderr_path=None)
+        processes[seat] = await start_bot(
+            link, command, endpoint=endpoint, stderr_path=None,
+            extra_env=curve_env(server, bot_keys),
+        )  # fmt: skip
         try:
             result = await play_watched(config, pair, processes, deck_source=deck, stop=stop)
         except KeyError as err:

@@ -5,9 +5,12 @@ unused token and a supported protocol version; then that routing id is bound to 
 (:meth:`~referee.match.seat.SeatLink.bind`, once, and only then). Everything else from unknown
 peers is answered with ``reject`` (and the connection closed) or ``error`` (a few times per
 connection, :mod:`referee.match.rejects`) and otherwise ignored: nobody can play someone else's
-seat. Refusals are counted and logged at a bounded rate. Frames from bound peers go straight
-to their :class:`~referee.match.seat.SeatLink`, stamped with their arrival time by the hub's
-timer.
+seat. Refusals are counted and logged at a bounded rate. A token given with a public key (a
+remote bot's, or a local bot's connecting over TCP) is accepted only from a connection that
+authenticated with that CURVE key, and a token given without one only from a connection
+without a key (``ipc://``, or ``--insecure``): a stolen token is useless without its key.
+Frames from bound peers go straight to their :class:`~referee.match.seat.SeatLink`, stamped
+with their arrival time by the hub's timer.
 
 One live connection per token: a hello with a token that a seat in play or a lobby connection
 already holds is refused (``token_in_use``); the first connection keeps its place, so a second
@@ -40,6 +43,7 @@ from referee.match.clock import TimeControl, Timer
 from referee.match.outbox import error_bytes
 from referee.match.rejects import REJECT_LOG_INTERVAL, RejectLog, ReplyQuota
 from referee.match.seat import SeatLink
+from referee.net.keys import KeyRing
 from referee.net.transport import Incoming
 
 __all__ = ["REFEREE_NAME", "Hub", "Transport"]
@@ -85,6 +89,10 @@ class Transport(Protocol):
         """Close ``peer``'s connection once what is queued for it is written."""
         ...
 
+    def peer_key(self, peer: bytes) -> bytes | None:
+        """The CURVE public key ``peer`` authenticated with (None: no CURVE)."""
+        ...
+
 
 class Hub:
     """Routes one transport's traffic; issue a seat with :meth:`open_seat`."""
@@ -96,8 +104,11 @@ class Hub:
         multi_match: bool = False,
         timer: Timer | None = None,
         reject_log_interval: float = REJECT_LOG_INTERVAL,
+        keys: KeyRing | None = None,
     ) -> None:
         self.transport = transport
+        self.keys = keys
+        """The transport's CURVE authorizer, kept in step with the tokens' keys (if any)."""
         self.timer: Timer = asyncio.get_running_loop() if timer is None else timer
         """Arrival stamps and the seats' deadlines (the running loop unless injected)."""
         self.multi_match = multi_match
@@ -107,6 +118,7 @@ class Hub:
         self._by_peer: dict[bytes, SeatLink] = {}
         self._used: set[str] = set()
         self._registered: dict[str, str] = {}
+        self._token_keys: dict[str, bytes] = {}
         self._lobby: dict[str, list[tuple[bytes, Hello]]] = {}
         self._parked: dict[bytes, str] = {}
         self._seated: set[str] = set()
@@ -151,6 +163,7 @@ class Hub:
         seed: str | None = None,
         reusable: bool = False,
         link_type: type[SeatLink] = SeatLink,
+        public_key: bytes | None = None,
     ) -> SeatLink:
         """A new seat waiting for a bot to say hello with its (fresh or given) token.
 
@@ -159,11 +172,15 @@ class Hub:
         for a later seat once this seat is closed; it still binds to one connection at a time.
         ``link_type`` is the seat's class (a :class:`SeatLink` subclass that watches the bot,
         as ``gin-referee check`` does).
+        ``public_key``: the token is accepted only from a connection authenticated with it
+        (a registered token keeps the key it was registered with).
         """
         token = token or secrets.token_urlsafe(18)
         if token in self._by_token or (token in self._used and not reusable):
             raise ValueError("token already issued")
         self._used.discard(token)
+        if public_key is not None and token not in self._registered:
+            self._add_key(token, public_key, name or f"seat {seat}")
         link = link_type(
             seat=seat,
             token=token,
@@ -185,10 +202,28 @@ class Hub:
 
     # ------------------------------------------------------------------ the lobby
 
-    def register_remote(self, token: str, name: str) -> None:
+    def register_remote(self, token: str, name: str, public_key: bytes | None = None) -> None:
         """Accept ``token`` at any time: a bot saying hello with it while no seat is open
-        waits in the lobby (welcomed, pinged) until a game seats it."""
+        waits in the lobby (welcomed, pinged) until a game seats it. With ``public_key``, only
+        from a connection authenticated with that CURVE key."""
         self._registered[token] = name
+        if public_key is not None:
+            self._add_key(token, public_key, name)
+
+    def _add_key(self, token: str, key: bytes, name: str) -> None:
+        self._token_keys[token] = key
+        if self.keys is not None:
+            self.keys.add(key, name)
+
+    def _drop_key(self, token: str) -> None:
+        key = self._token_keys.pop(token, None)
+        if key is not None and self.keys is not None:
+            self.keys.discard(key)
+
+    def _key_matches(self, peer: bytes, token: str) -> bool:
+        """Whether ``peer`` authenticated with the key ``token`` was given (or, for a token
+        without a key, with none)."""
+        return self.transport.peer_key(peer) == self._token_keys.get(token)
 
     def is_available(self, token: str) -> bool:
         """Whether a registered bot waits in the lobby and is not seated in another game."""
@@ -258,6 +293,7 @@ class Hub:
         ``bye`` and leave it, and the token is no longer accepted."""
         self._send_away(token, "no more matches")
         self._registered.pop(token, None)
+        self._drop_key(token)
         self._used.add(token)
 
     def farewell(self, reason: str) -> int:
@@ -307,6 +343,8 @@ class Hub:
         if not kept and link.multi_match and link.peer is not None:
             self._send(link.peer, Bye("connection not kept"))
         self._by_token.pop(link.token, None)
+        if link.token not in self._registered:
+            self._drop_key(link.token)
         if link.token in self._seated:
             self._seated.discard(link.token)
             self._changed()
@@ -411,6 +449,11 @@ class Hub:
             )
             return
         link = self._by_token.get(msg.token)
+        known = link is not None or msg.token in self._registered
+        if known and not self._key_matches(inc.peer, msg.token):
+            message = "token not valid with this connection's key"
+            self._reject(inc.peer, ErrorCode.BAD_TOKEN, message)
+            return
         if link is None and msg.token in self._registered:
             self._park(inc.peer, msg)
             return

@@ -4,7 +4,10 @@ Local bots are started in their own process group and sandbox (``BotCommand.sand
 docs/security.md) with ``GIN_REFEREE_ENDPOINT``, ``GIN_REFEREE_TOKEN`` and ``GIN_BOT_SEED`` in
 their environment; the weakest sandbox level used is the result's and the record's
 ``sandbox``; a ``remote:NAME`` seat gets a
-token that the organiser hands to a bot connecting from elsewhere. The processes are the
+token that the organiser hands to a bot connecting from elsewhere. With the referee's CURVE
+key pair (``curve``), the TCP endpoint admits only the remote seats' public keys
+(``BotSpec.public_key``), and a local bot connecting over TCP gets a fresh key pair of its own
+with the referee's public key in its environment (:func:`curve_env`). The processes are the
 runner's: it watches them while the match is played (an exit is a fault on the seat) and ends
 them. Teardown always runs, in
 this order: stop the match, terminate every bot process group (SIGTERM, then SIGKILL after a
@@ -16,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,14 +30,18 @@ from referee.match.play import DeckSource, play_match
 from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
 from referee.match.seat import LOCAL_LOST_GRACE, SeatLink
+from referee.net.keys import KeyPair, KeyRing
 from referee.net.process import BotCommand, BotProcess, BotStartError
 from referee.net.sandbox import SandboxLevel
-from referee.net.transport import RouterTransport, TransportConfig
+from referee.net.transport import CurveServerKeys, RouterTransport, TransportConfig
 
 __all__ = [
     "BotSpec",
     "FAREWELL_FLUSH",
+    "curve_env",
+    "curve_transport",
     "last_lines",
+    "local_bot_keys",
     "play_watched",
     "release_seats",
     "run_match",
@@ -53,6 +60,31 @@ TokenNotice = Callable[[str, str, str], None]
 """Called with (seat name, endpoint, token) for every remote seat."""
 
 
+def curve_env(server: KeyPair | None, bot: KeyPair | None) -> dict[str, str]:
+    """The variables that make a local bot connect over CURVE: the referee's public key and
+    the bot's own pair (docs/protocol.md, "Connecting over the network"); none without both."""
+    if server is None or bot is None:
+        return {}
+    return {
+        "GIN_REFEREE_SERVER_KEY": server.public_z85,
+        "GIN_BOT_PUBLIC_KEY": bot.public_z85,
+        "GIN_BOT_SECRET_KEY": bot.secret_z85,
+    }
+
+
+def local_bot_keys(server: KeyPair | None, local_endpoint: str) -> KeyPair | None:
+    """A fresh key pair for a local bot when it must connect over CURVE (the referee has a
+    key pair and its local endpoint is TCP), else None."""
+    if server is None or not local_endpoint.startswith("tcp://"):
+        return None
+    return KeyPair.generate()
+
+
+def curve_transport(server: KeyPair | None, ring: KeyRing) -> CurveServerKeys | None:
+    """The transport's CURVE settings for the referee's pair, admitting the keys in ``ring``."""
+    return None if server is None else CurveServerKeys(server.public, server.secret, ring)
+
+
 @dataclass(frozen=True, slots=True)
 class BotSpec:
     """A seat's bot: a command line to start, or a remote seat awaiting a connection."""
@@ -63,6 +95,9 @@ class BotSpec:
     """The program to start, or None for a remote bot."""
     token: str | None = None
     """A pre-issued token for a remote bot (None: generate one)."""
+    public_key: bytes | None = None
+    """A remote bot's CURVE public key (raw 32 bytes): its token is accepted only from a
+    connection authenticated with it."""
 
     @staticmethod
     def parse(text: str) -> BotSpec:
@@ -98,11 +133,12 @@ async def start_bot(
     endpoint: str,
     stderr_path: Path | None,
     hide: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
 ) -> BotProcess | None:
-    """Start a seat's bot with the referee's environment (its seed is the seat's); a start
-    failure is recorded as a startup fault and None returned. ``hide`` is the referee's output
-    directory: a sandboxed bot sees it empty."""
-    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": link.token}
+    """Start a seat's bot with the referee's environment (its seed is the seat's; plus
+    ``extra_env``, e.g. :func:`curve_env`); a start failure is recorded as a startup fault and
+    None returned. ``hide`` is the referee's output directory: a sandboxed bot sees it empty."""
+    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": link.token, **(extra_env or {})}
     if link.seed is not None:
         env["GIN_BOT_SEED"] = link.seed
     try:
@@ -231,17 +267,26 @@ async def run_match(
     on_token: TokenNotice | None = None,
     kill_grace: float = 1.0,
     local_ipc: bool = True,
+    curve: KeyPair | None = None,
 ) -> MatchResult:
     """Play one match between two bot specs; always tears everything down.
 
     Bots the referee starts connect to a private ``ipc://`` endpoint unless ``local_ipc`` is
     False (then to ``bind``); ``remote:`` bots always use ``bind``. Setting ``stop`` (the
     referee is shutting down) aborts the match at once (``play_match``'s ``abort``) and
-    refuses later hellos with ``shutdown``.
+    refuses later hellos with ``shutdown``. With ``curve`` (the referee's key pair) a
+    ``tcp://`` endpoint requires CURVE: every remote spec needs a ``public_key``; without it
+    the endpoint is plain (``--insecure``).
     """
+    if curve is not None:
+        for spec in specs:
+            if spec.command is None and spec.public_key is None:
+                raise ValueError(f"remote seat {spec.name!r} needs its bot's public key")
+    ring = KeyRing()
     transport = RouterTransport(
         TransportConfig(
             endpoint=bind,
+            curve=curve_transport(curve, ring),
             local_ipc=local_ipc,
             heartbeat_ivl_ms=1000,
             heartbeat_timeout_ms=round(5000 * config.time.heartbeat),
@@ -256,17 +301,30 @@ async def run_match(
     closer: asyncio.Future[None] | None = None
     try:
         endpoint = await transport.start()
-        hub = Hub(transport)
+        hub = Hub(transport, keys=ring)
         if stop is not None:  # stopping: later hellos are refused with ``shutdown``
             closer = asyncio.ensure_future(hub.shutdown_when(stop))
+        pairs: list[KeyPair | None] = []
         for seat, spec in enumerate(specs):
             seed = (
                 None if spec.command is None else config.deal.bot_seed(f"{config.match_id}/{seat}")
             )
-            links.append(hub.open_seat(seat, config.time, spec.token, name=spec.name, seed=seed))
+            pair = None if spec.command is None else local_bot_keys(curve, hub.local_endpoint)
+            pairs.append(pair)
+            key = spec.public_key if pair is None else pair.public
+            links.append(
+                hub.open_seat(
+                    seat,
+                    config.time,
+                    spec.token,
+                    name=spec.name,
+                    seed=seed,
+                    public_key=None if curve is None else key,
+                )
+            )
         if out_dir is not None:
             recorder = MatchRecorder(out_dir / f"{config.match_id}.jsonl")
-        for spec, link in zip(specs, links, strict=True):
+        for spec, link, pair in zip(specs, links, pairs, strict=True):
             if spec.command is None:
                 processes.append(None)
                 if on_token is not None:
@@ -282,6 +340,7 @@ async def run_match(
                     endpoint=transport.local_endpoint,
                     stderr_path=stderr_path,
                     hide=out_dir,
+                    extra_env=curve_env(curve, pair),
                 )
             )
         level = sandbox_level(processes)

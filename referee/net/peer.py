@@ -243,6 +243,9 @@ class PeerProtocol(asyncio.Protocol):
             return "peer unreachable"
         if transport.get_write_buffer_size() > self.owner.config.send_buffer_bytes:
             return "send queue full"
+        # A PONG boxed while parsing (the handler may send from inside a parse) goes first:
+        # under CURVE each box takes the next nonce, and the peer drops any out of order.
+        self._flush()
         transport.write(self.conn.wrap(payload))
         return ""
 
@@ -251,6 +254,7 @@ class PeerProtocol(asyncio.Protocol):
         transport = self.transport
         speaks_ping = self.conn.ready and self.conn.peer_minor >= 1
         if speaks_ping and transport is not None and not transport.is_closing():
+            self._flush()  # boxes leave in nonce order (see ``send``)
             transport.write(self.conn.ping(ttl_deciseconds))
 
     def drain_now(self) -> None:

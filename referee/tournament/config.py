@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match import DEFAULT_MAX_HANDS, FaultPolicy, TimeControl
+from referee.net.keys import KeyFileError, decode_key
 from referee.net.limits import Limits
 from referee.net.process import BotCommand
 from referee.net.sandbox import SANDBOX_CHOICES
@@ -52,6 +53,9 @@ class BotEntry:
     """Its resource limits (``tournament.limits``, then the bot's ``limits``). Not hashed."""
     pass_env: tuple[str, ...] = ()
     """Names of the referee's environment variables it gets (its ``env``). Not hashed."""
+    public_key: bytes | None = None
+    """A remote bot's CURVE public key (raw; Z85 ``public_key`` in the file): its token is
+    accepted only from a connection authenticated with it. Not hashed (keys may be replaced)."""
 
     def bot_command(self) -> BotCommand:
         """The command to start this (local) bot with its sandbox, limits and variables."""
@@ -195,7 +199,8 @@ def _bots(raw: Any, src: str, sandbox: str, limits: Limits) -> tuple[BotEntry, .
         if not isinstance(table, dict):
             raise ConfigError(src, f"bots[{i}]", "expected a table")
         confinement = {"sandbox", "limits", "env"}
-        _check_keys(table, {"name", "command", "remote", "token", *confinement}, src, path)
+        allowed = {"name", "command", "remote", "token", "public_key", *confinement}
+        _check_keys(table, allowed, src, path)
         name = _get(table, "name", str, src, path)
         if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
             raise ConfigError(src, path + "name", "required: letters, digits, '-', '_' or '.'")
@@ -213,8 +218,13 @@ def _bots(raw: Any, src: str, sandbox: str, limits: Limits) -> tuple[BotEntry, .
                 )
             for key in confinement & set(table):
                 raise ConfigError(src, path + key, "a remote bot runs elsewhere: no sandbox")
-            bots.append(BotEntry(name, None, token))
+            public_key = _public_key(table, src, path, bots)
+            bots.append(BotEntry(name, None, token, public_key=public_key))
             continue
+        if "public_key" in table:
+            raise ConfigError(
+                src, path + "public_key", "a local bot gets its key from the referee: remove it"
+            )
         if command is None:
             raise ConfigError(src, path + "command", "required (or set remote = true)")
         try:
@@ -225,6 +235,21 @@ def _bots(raw: Any, src: str, sandbox: str, limits: Limits) -> tuple[BotEntry, .
         pass_env = _pass_env(table, src, path)
         bots.append(BotEntry(name, command, None, level, bot_limits, pass_env))
     return tuple(bots)
+
+
+def _public_key(table: dict[str, Any], src: str, path: str, bots: list[BotEntry]) -> bytes | None:
+    """A remote bot's ``public_key`` (Z85), unique among the bots; None if absent."""
+    text = _get(table, "public_key", str, src, path)
+    if text is None:
+        return None
+    try:
+        key = decode_key(text, "")
+    except KeyFileError as err:
+        raise ConfigError(src, path + "public_key", str(err)) from None
+    for other in bots:
+        if other.public_key == key:
+            raise ConfigError(src, path + "public_key", f"bot {other.name!r} has the same key")
+    return key
 
 
 def _rules(raw: Any, src: str) -> RuleSet:

@@ -34,10 +34,14 @@ from referee.match import (
     MatchResult,
     Observer,
     SeatLink,
+    curve_env,
+    curve_transport,
+    local_bot_keys,
     play_watched,
     sandbox_level,
     start_bot,
 )
+from referee.net.keys import KeyPair, KeyRing
 from referee.net.process import BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 from referee.tournament.bots import BotKeeper
@@ -106,7 +110,9 @@ class TournamentRun:
     """Plays (or resumes) one tournament into an output directory.
 
     Local bots connect over a private ``ipc://`` endpoint or the bound TCP one, as the config's
-    ``local_transport`` says.
+    ``local_transport`` says. With ``curve`` (the referee's key pair) the TCP endpoint requires
+    CURVE and admits only the remote bots' configured public keys (and the fresh pairs of
+    local bots that connect over TCP); every remote bot then needs a ``public_key``.
     """
 
     def __init__(
@@ -121,7 +127,13 @@ class TournamentRun:
         linger: bool = False,
         on_ready: Callable[[str], None] | None = None,
         observe: Callable[[str], Observer] | None = None,
+        curve: KeyPair | None = None,
     ) -> None:
+        if curve is not None:
+            for entry in config.bots:
+                if entry.command is None and entry.public_key is None:
+                    raise ValueError(f"remote bot {entry.name!r} has no public_key")
+        self.curve = curve
         self.config = config
         self.out = out
         self.stop = stop or asyncio.Event()
@@ -166,9 +178,11 @@ class TournamentRun:
                 LOGGER.info("resuming: %d unfinished claim(s) released", released)
             self.deal = open_deal(self.out, self.config.seed, store, created=created)
             silence = round(5000 * self.config.time.heartbeat)
+            ring = KeyRing()
             transport = RouterTransport(
                 TransportConfig(
                     endpoint=self.bind,
+                    curve=curve_transport(self.curve, ring),
                     local_ipc=self.config.local_transport == "ipc",
                     heartbeat_ivl_ms=1000,
                     heartbeat_timeout_ms=silence,
@@ -176,10 +190,11 @@ class TournamentRun:
                 )
             )
             async with transport:
-                hub = Hub(transport, multi_match=self.config.reuse_bots)
+                hub = Hub(transport, multi_match=self.config.reuse_bots, keys=ring)
                 for entry in self.config.bots:
                     if entry.token is not None:
-                        hub.register_remote(entry.token, entry.name)
+                        key = None if self.curve is None else entry.public_key
+                        hub.register_remote(entry.token, entry.name, key)
                 if self.on_ready is not None:
                     self.on_ready(transport.endpoint)
                 background = [
@@ -306,6 +321,7 @@ class TournamentRun:
             keeper.give_back(local_names, kept)
         links: list[SeatLink] = []
         processes: list[BotProcess | None] = []
+        pairs: list[KeyPair | None] = []
         names = [entry.name for entry in entries]
         match_id = match_config.match_id
         recorder = MatchRecorder(
@@ -316,6 +332,9 @@ class TournamentRun:
         try:
             for seat, (entry, bot) in enumerate(zip(entries, kept, strict=True)):
                 token = entry.token if bot is None else bot.token
+                fresh = bot is None and entry.command is not None
+                pair = local_bot_keys(self.curve, hub.local_endpoint) if fresh else None
+                pairs.append(pair)
                 link = hub.open_seat(
                     seat,
                     config.time,
@@ -323,6 +342,7 @@ class TournamentRun:
                     name=entry.name,
                     seed=_bot_seed(self.deal, spec, entry.name),
                     reusable=token is not None,
+                    public_key=None if pair is None else pair.public,
                 )
                 links.append(link)
                 processes.append(None if bot is None else bot.process)
@@ -335,6 +355,7 @@ class TournamentRun:
                         endpoint=hub.local_endpoint,
                         stderr_path=self.out / "stderr" / stderr,
                         hide=self.out,
+                        extra_env=curve_env(self.curve, pairs[seat]),
                     )
             recorder.header_extra["sandbox"] = sandbox_level(processes)
             result = await play_watched(

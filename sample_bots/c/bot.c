@@ -4,6 +4,10 @@
  * Build:  make            (needs libzmq3-dev and libmsgpack-dev from Debian)
  * Run:    the referee starts it with GIN_REFEREE_ENDPOINT and GIN_REFEREE_TOKEN set, e.g.
  *         gin-referee match ./sample_bots/c/gin-bot "python3 -m sample_bots.random_bot"
+ *         Over tcp:// the referee requires CURVE: set GIN_REFEREE_SERVER_KEY (the referee's
+ *         public key) and GIN_BOT_KEY_FILE (this bot's NAME.key_secret from
+ *         `gin-referee keygen --bot NAME`), or GIN_BOT_PUBLIC_KEY and GIN_BOT_SECRET_KEY
+ *         (docs/protocol.md, "Connecting over the network").
  *
  * Shape of the program (docs/protocol.md is the reference for every message):
  *   1. connect one DEALER socket to the endpoint (never bind, never REQ);
@@ -245,6 +249,50 @@ static int handle(const msgpack_object *msg) {
     return -1;
 }
 
+/* ------------------------------------------------------------------ CURVE keys */
+
+/* Copy the 40-character Z85 value of `field` (public-key or secret-key) from a ZeroMQ
+ * certificate file into out; 0 on success. */
+static int cert_key(const char *path, const char *field, char out[41]) {
+    FILE *file = fopen(path, "r");
+    if (!file) {
+        fprintf(stderr, BOT_NAME ": cannot read %s\n", path);
+        return -1;
+    }
+    char line[256], name[32];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, file))
+        found = sscanf(line, " %31[a-z-] = \"%40[^\"]\"", name, out) == 2 && !strcmp(name, field);
+    fclose(file);
+    if (!found) fprintf(stderr, BOT_NAME ": no %s in %s\n", field, path);
+    return found ? 0 : -1;
+}
+
+/* Make sock a CURVE client when GIN_REFEREE_SERVER_KEY is set; 0 on success (or no CURVE). */
+static int set_curve(void *sock) {
+    const char *server = getenv("GIN_REFEREE_SERVER_KEY"), *file = getenv("GIN_BOT_KEY_FILE");
+    if (!server) return 0;
+    char public_key[41] = "", secret_key[41] = "";
+    if (file) {
+        if (cert_key(file, "public-key", public_key) || cert_key(file, "secret-key", secret_key))
+            return -1;
+    } else if (getenv("GIN_BOT_PUBLIC_KEY") && getenv("GIN_BOT_SECRET_KEY")) {
+        snprintf(public_key, sizeof public_key, "%s", getenv("GIN_BOT_PUBLIC_KEY"));
+        snprintf(secret_key, sizeof secret_key, "%s", getenv("GIN_BOT_SECRET_KEY"));
+    }
+    /* Z85 keys are 40 characters; zmq_setsockopt takes them with length 40. */
+    if (strlen(server) != 40 || strlen(public_key) != 40 || strlen(secret_key) != 40 ||
+        zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, server, 40) != 0 ||
+        zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, public_key, 40) != 0 ||
+        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, secret_key, 40) != 0) {
+        fprintf(stderr, BOT_NAME ": GIN_REFEREE_SERVER_KEY is set: it and GIN_BOT_KEY_FILE "
+                                 "(or GIN_BOT_PUBLIC_KEY and GIN_BOT_SECRET_KEY) must hold "
+                                 "40-character Z85 keys\n");
+        return -1;
+    }
+    return 0;
+}
+
 int main(void) {
     const char *endpoint = getenv("GIN_REFEREE_ENDPOINT"), *token = getenv("GIN_REFEREE_TOKEN");
     if (!endpoint || !token) {
@@ -258,6 +306,7 @@ int main(void) {
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
     zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &max_size, sizeof max_size);
+    if (set_curve(sock) != 0) return 2;
     if (zmq_connect(sock, endpoint) != 0) {
         fprintf(stderr, BOT_NAME ": cannot connect to %s: %s\n", endpoint, zmq_strerror(zmq_errno()));
         return 1;

@@ -1,8 +1,12 @@
 // A sample gin-referee bot in Node.js (>= 18): msgpack over a ZeroMQ DEALER socket.
 // Install once with `npm ci` in this folder, then run: node bot.js
 // The referee passes GIN_REFEREE_ENDPOINT and GIN_REFEREE_TOKEN in the environment.
+// Over tcp:// the referee requires CURVE: set GIN_REFEREE_SERVER_KEY (the referee's public key)
+// and GIN_BOT_KEY_FILE (this bot's NAME.key_secret from `gin-referee keygen --bot NAME`), or
+// GIN_BOT_PUBLIC_KEY and GIN_BOT_SECRET_KEY (docs/protocol.md, "Connecting over the network").
 // Strategy (deterministic): big gin > knock > shed the card that fits the hand worst;
 // take the discard only when it fits the hand, otherwise draw from the stock.
+import { readFileSync } from "node:fs";
 import * as zmq from "zeromq";
 import { encode, decode } from "@msgpack/msgpack";
 
@@ -55,7 +59,34 @@ function choose(request) {
 }
 
 // ---------------------------------------------------------------- connection
-const sock = new zmq.Dealer({ linger: 0 });
+// zeromq.js socket options for CURVE (none when GIN_REFEREE_SERVER_KEY is unset).
+function curveOptions() {
+  const curveServerKey = process.env.GIN_REFEREE_SERVER_KEY;
+  if (!curveServerKey) return {};
+  let curvePublicKey = process.env.GIN_BOT_PUBLIC_KEY;
+  let curveSecretKey = process.env.GIN_BOT_SECRET_KEY;
+  const file = process.env.GIN_BOT_KEY_FILE;
+  if (file) {
+    const text = readFileSync(file, "utf8"); // a ZeroMQ certificate: key = "40 Z85 chars"
+    curvePublicKey = /public-key\s*=\s*"([^"]{40})"/.exec(text)?.[1];
+    curveSecretKey = /secret-key\s*=\s*"([^"]{40})"/.exec(text)?.[1];
+  }
+  if (!curvePublicKey || !curveSecretKey) {
+    console.error(
+      "node-bot: GIN_REFEREE_SERVER_KEY is set: set GIN_BOT_KEY_FILE (a NAME.key_secret file) " +
+        "or GIN_BOT_PUBLIC_KEY and GIN_BOT_SECRET_KEY",
+    );
+    process.exit(2);
+  }
+  return { curveServerKey, curvePublicKey, curveSecretKey };
+}
+
+const sock = new zmq.Dealer({ linger: 0, ...curveOptions() });
+// A key the referee does not know is refused during the CURVE handshake (status 400).
+sock.events.on("handshake:error:auth", ({ error }) => {
+  console.error(`node-bot: the referee refused this bot's key: ${error.message}`);
+  finish(2);
+});
 sock.connect(endpoint);
 const send = (msg) => sock.send(encode(msg)); // one message = one frame
 

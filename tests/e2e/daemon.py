@@ -42,15 +42,20 @@ def start_referee(
     *extra: str,
     python: Sequence[str] = (PY,),
 ) -> tuple[subprocess.Popen[str], str, Path]:
-    """``gin-referee COMMAND CONFIG [EXTRA...]`` on a free port (added to ``procs``), run by
-    ``python`` (a command line ending where ``-m referee`` goes); (process, endpoint, output
-    directory), once it says it is serving."""
+    """``gin-referee COMMAND CONFIG --insecure [EXTRA...]`` on a free port (added to
+    ``procs``), run by ``python`` (a command line ending where ``-m referee`` goes); (process,
+    endpoint, output directory), once it says it is serving. ``--insecure``: these tests' remote
+    bots connect without CURVE keys (tests/e2e/test_curve.py and test_serve.py use keys)."""
     endpoint, out = f"tcp://127.0.0.1:{free_port()}", config.parent / "out"
     referee = subprocess.Popen(
         [*python, "-m", "referee", command, str(config), "--bind", endpoint, "--out", str(out),
-         *extra],
+         "--insecure", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     procs.append(referee)
-    assert referee.stderr is not None and "serving on" in referee.stderr.readline()
+    assert referee.stderr is not None
+    seen = [referee.stderr.readline()]
+    while "serving on" not in seen[-1] and seen[-1] and len(seen) < 20:
+        seen.append(referee.stderr.readline())  # past the --insecure warning
+    assert "serving on" in seen[-1], seen
     return referee, endpoint, out

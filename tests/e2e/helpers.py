@@ -14,6 +14,7 @@ from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
 from referee.match.result import MatchResult
 from referee.match.runner import BotSpec, run_match
+from referee.net.keys import KeyPair
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 PY = sys.executable
@@ -34,10 +35,13 @@ def bad(mode: str, at: int = 3) -> str:
 
 async def play(a: str, b: str, out: Path | None = None, **overrides: object) -> MatchResult:
     """Run one match between two command lines with fast clocks (1 game unless told);
-    ``local_ipc=False`` makes the bots connect over TCP instead of the private ipc socket;
-    ``stop`` is the match's stop event."""
+    ``local_ipc=False`` makes the bots connect over TCP instead of the private ipc socket,
+    with CURVE when ``curve`` (the referee's key pair) is given; ``stop`` is the match's stop
+    event."""
     local_ipc = bool(overrides.pop("local_ipc", True))
     stop = overrides.pop("stop", None)
+    curve = overrides.pop("curve", None)
+    assert curve is None or isinstance(curve, KeyPair)
     # Built afresh (not ``replace``d): ``seed=None`` then means a secret deal, not seed 1's.
     config = MatchConfig(**({"games": 1, "time": FAST, "seed": 1} | overrides))  # type: ignore[arg-type]
     specs = (BotSpec.parse(a), BotSpec.parse(b))
@@ -48,6 +52,7 @@ async def play(a: str, b: str, out: Path | None = None, **overrides: object) -> 
         kill_grace=0.5,
         local_ipc=local_ipc,
         stop=stop,  # type: ignore[arg-type]
+        curve=curve,
     )
 
 

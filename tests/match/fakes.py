@@ -35,6 +35,8 @@ class FakeTransport:
         self.lost_handler: Callable[[bytes, str], None] | None = None
         self.admitted: set[bytes] = set()
         self.disconnected: dict[bytes, str] = {}
+        self.keys: dict[bytes, bytes] = {}
+        """The CURVE key each peer authenticated with (absent: none)."""
 
     def send(self, peer: bytes, payload: bytes) -> bool:
         if not self.reachable:
@@ -59,6 +61,9 @@ class FakeTransport:
 
     def disconnect(self, peer: bytes, reason: str = "closed by the referee") -> None:
         self.disconnected[peer] = reason
+
+    def peer_key(self, peer: bytes) -> bytes | None:
+        return self.keys.get(peer)
 
     def lose(self, peer: bytes, reason: str = "connection closed by the peer") -> None:
         """The connection of ``peer`` ends (as the real transport reports it)."""

@@ -7,6 +7,7 @@ import pytest
 from protocol.schema import Bye, Error, Hello, Pong, Reject, Welcome
 from referee.match.faults import FaultKind
 from referee.match.hub import Hub
+from referee.net.keys import KeyRing
 from tests.match.fakes import FAST, PEER, FakeTransport, bound
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(10)]
@@ -153,3 +154,46 @@ async def test_an_oversized_message_is_answered_too_large_and_faulted() -> None:
     assert isinstance(error, Error) and error.code == "too_large"
     assert link.fault is not None and link.fault.kind == FaultKind.MALFORMED
     assert "too_large" in link.fault.detail
+
+
+ALICE_KEY, BOB_KEY = b"A" * 32, b"B" * 32
+
+
+async def test_a_registered_token_needs_its_key_and_the_key_ring_follows_the_tokens() -> None:
+    fake = FakeTransport()
+    ring = KeyRing()
+    hub = Hub(fake, keys=ring)
+    hub.register_remote("alice-token", "alice", ALICE_KEY)
+    assert ring.name(ALICE_KEY) == "alice"
+    fake.keys.update({b"thief": BOB_KEY, b"alice": ALICE_KEY})
+    for peer in (b"thief", b"nokey"):  # another bot's key, or none (ipc / NULL)
+        fake.hello(peer, "alice-token")
+        (reply,) = fake.messages(peer)
+        assert isinstance(reply, Reject) and reply.code == "bad_token"
+        assert "key" in reply.message and peer in fake.disconnected
+    assert not hub.is_available("alice-token")
+    fake.hello(b"alice", "alice-token")
+    assert isinstance(fake.messages(b"alice")[0], Welcome) and hub.is_available("alice-token")
+    hub.dismiss("alice-token")
+    assert ring.name(ALICE_KEY) is None and len(ring) == 0
+
+
+async def test_a_seat_given_a_key_accepts_only_that_key_and_forgets_it_when_closed() -> None:
+    fake = FakeTransport()
+    ring = KeyRing()
+    hub = Hub(fake, keys=ring)
+    keyed = hub.open_seat(0, FAST, name="remote", public_key=ALICE_KEY)
+    plain = hub.open_seat(1, FAST)
+    fake.keys.update({b"alice": ALICE_KEY, b"bob": BOB_KEY})
+    fake.hello(b"bob", plain.token)  # a keyed connection cannot take a seat without a key
+    fake.hello(b"bob2", keyed.token)  # nor a keyless one a keyed seat
+    for peer in (b"bob", b"bob2"):
+        (reply,) = fake.messages(peer)
+        assert isinstance(reply, Reject) and reply.code == "bad_token"
+    fake.hello(b"alice", keyed.token)
+    fake.hello(b"local", plain.token)
+    await keyed.connected
+    await plain.connected
+    assert keyed.peer == b"alice" and plain.peer == b"local" and ring(ALICE_KEY) is None
+    hub.close_seat(keyed)
+    assert ring(ALICE_KEY) == "unknown key" and ring.refused == 1

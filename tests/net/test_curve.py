@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pytest
 import pytest_asyncio
 import zmq
-from nacl.bindings import crypto_box_keypair
+from nacl.bindings import crypto_box_keypair, crypto_box_open_afternm
 from zmq.utils import z85
 
 from bench.zmtp_client import ZmtpClient
@@ -149,3 +149,33 @@ async def test_replayed_or_tampered_boxes_end_the_connection(
     assert inbox.lost[0][0] == peer and "CURVE" in inbox.lost[0][1]
     assert inbox.messages.empty()
     await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_pong_boxed_while_parsing_leaves_before_a_reply_sent_from_the_handler() -> None:
+    """CURVE boxes must reach the peer in nonce order: a PING answered while parsing and a
+    reply the handler sends during the same parse used to go out reply first (libzmq then
+    dropped the connection: a heartbeating bot went deaf after a few seconds of play)."""
+    keys = CurveServerKeys(SERVER_PUBLIC, SERVER_SECRET, lambda k: None)
+    async with RouterTransport(TransportConfig(curve=keys, heartbeat_ivl_ms=0)) as t:
+
+        def echo(inc: Incoming) -> None:
+            t.send(inc.peer, b"reply:" + inc.payload)
+
+        t.set_handler(echo)
+        client = await ZmtpClient.connect(t.endpoint, server_key=SERVER_PUBLIC, keys=ALICE)
+        try:
+            ping = client.box(b"\x04PING" + b"\x00\x0a" + b"ctx", 2)
+            client.send_raw(ping + client.box(b"hello"))
+            nonces, plain = [], []
+            for _ in range(2):
+                async with asyncio.timeout(5):
+                    _, body = await client.read_frame()
+                assert body[:8] == b"\x07MESSAGE"
+                nonces.append(int.from_bytes(body[8:16], "big"))
+                nonce = b"CurveZMQMESSAGES" + body[8:16]
+                plain.append(crypto_box_open_afternm(body[16:], nonce, client.shared))
+            assert nonces[0] < nonces[1], nonces
+            assert plain == [b"\x02\x04PONGctx", b"\x00reply:hello"]
+        finally:
+            await client.close()

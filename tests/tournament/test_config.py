@@ -175,3 +175,41 @@ def test_sandbox_limits_and_env_per_bot() -> None:
 def test_sandbox_defaults_to_auto() -> None:
     config = parse_config({"bots": TWO})
     assert all(b.sandbox == "auto" and b.pass_env == () for b in config.bots)
+
+
+KEY = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+REMOTE = {"name": "r", "remote": True, "token": "12345678"}
+
+
+def test_a_remote_bots_public_key_is_read_and_not_hashed() -> None:
+    keyed = parse_config({"bots": [{**REMOTE, "public_key": KEY}, TWO[1]]})
+    plain = parse_config({"bots": [REMOTE, TWO[1]]})
+    assert keyed.bots[0].public_key is not None and len(keyed.bots[0].public_key) == 32
+    assert plain.bots[0].public_key is None
+    assert keyed.config_hash == plain.config_hash  # a key may be replaced between runs
+
+
+@pytest.mark.parametrize(
+    ("bots", "words"),
+    [
+        (
+            [{**REMOTE, "public_key": KEY[:-1]}, TWO[1]],
+            "expected 40 Z85 characters (as `gin-referee keygen` prints), got 39",
+        ),
+        ([{**REMOTE, "public_key": "#" * 40}, TWO[1]], "is not a valid Z85 key"),
+        ([{**REMOTE, "public_key": "~" + KEY[1:]}, TWO[1]], "'~' is not a Z85 character"),
+        ([{**REMOTE, "public_key": 7}, TWO[1]], "expected a string"),
+        ([{**TWO[0], "public_key": KEY}, TWO[1]], "a local bot gets its key from the referee"),
+        (
+            [
+                {**REMOTE, "public_key": KEY},
+                {**REMOTE, "name": "s", "token": "abcdefgh", "public_key": KEY},
+            ],
+            "bot 'r' has the same key",
+        ),
+    ],
+)
+def test_bad_public_keys_name_the_bot(bots: list[dict[str, object]], words: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config({"bots": bots}, source="t.toml")
+    assert info.value.key.endswith("public_key") and words in str(info.value), info.value
