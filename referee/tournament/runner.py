@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -42,12 +41,14 @@ from referee.net.transport import RouterTransport, TransportConfig
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import open_deal
-from referee.tournament.store import Claim, GameSpec, Store
+from referee.tournament.lease import LEASE_SECONDS, Membership
+from referee.tournament.store import Claim, GameSpec, Store, is_url, open_store
 
-__all__ = ["GameOutcome", "TournamentRun", "schedule"]
+__all__ = ["STDERR_TAIL", "GameOutcome", "TournamentRun", "schedule"]
 
 LOGGER = logging.getLogger(__name__)
-LEASE_SECONDS = 300.0
+STDERR_TAIL = 65536
+"""Bytes of a bot's stderr (its end) kept with the game in a PostgreSQL store."""
 
 
 def schedule(config: TournamentConfig) -> list[GameSpec]:
@@ -120,6 +121,10 @@ class TournamentRun:
         linger: bool = False,
         on_ready: Callable[[str], None] | None = None,
         observe: Callable[[str], Observer] | None = None,
+        store: str | Path | None = None,
+        worker: bool = False,
+        lease: float = LEASE_SECONDS,
+        config_text: str | None = None,
     ) -> None:
         self.config = config
         self.out = out
@@ -131,7 +136,17 @@ class TournamentRun:
         self.on_ready = on_ready
         self.observe = observe
         """Gives the observer of each game's record by match id (the live spectator page)."""
-        self.owner = f"host-{secrets.token_hex(4)}"
+        self.location = store if store is not None else out / "tournament.sqlite"
+        """Where the store is: a SQLite file (default ``OUT/tournament.sqlite``) or a URL."""
+        self.worker = worker
+        """True for a worker joining a tournament another command started (no init)."""
+        self.lease = lease
+        self.config_text = config_text
+        """The configuration's TOML source, stored for workers that join later."""
+        self.owner = ""
+        """This run's id in the store (set when it joins)."""
+        self.on_init: Callable[[Store], object] | None = None
+        """Called with the store once the tournament is initialised (not in a worker)."""
         self.bots = {b.name: b for b in config.bots}
         self.resumed = False
         self.total = 0
@@ -146,20 +161,27 @@ class TournamentRun:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "games").mkdir(exist_ok=True)
         (self.out / "stderr").mkdir(exist_ok=True)
-        store = Store.open(self.out / "tournament.sqlite")
+        remote = is_url(self.location)
+        store = open_store(self.location, tournament=self.config.name if remote else None)
+        member = Membership(store, role="worker" if self.worker else "tournament", lease=self.lease)
+        self.owner = member.owner
         try:
             games = schedule(self.config)
             self.total = len(games)
-            created = store.init_tournament(
-                config=self.config.to_dict(),
-                config_hash=self.config.config_hash,
-                games=games,
-                now=time.time(),
-            )
-            if not created:
-                self.resumed = True
-                released = store.release_all()
-                LOGGER.info("resuming: %d unfinished claim(s) released", released)
+            created = False
+            if not self.worker:
+                created = store.init_tournament(
+                    config=self.config.to_dict(),
+                    config_hash=self.config.config_hash,
+                    games=games,
+                    now=time.time(),
+                )
+                if self.config_text is not None:
+                    store.set_meta("config_toml", self.config_text)
+                if self.on_init is not None:
+                    self.on_init(store)
+            member.join(exclusive=not self.worker)
+            self.resumed = not created
             self.deal = open_deal(self.out, self.config.seed, store, created=created)
             silence = round(5000 * self.config.time.heartbeat)
             transport = RouterTransport(
@@ -179,6 +201,7 @@ class TournamentRun:
                 if self.on_ready is not None:
                     self.on_ready(transport.endpoint)
                 background = [
+                    asyncio.ensure_future(member.keep_alive()),
                     asyncio.ensure_future(self._watch_lag()),
                     asyncio.ensure_future(hub.lobby_heartbeat()),
                 ]
@@ -197,7 +220,10 @@ class TournamentRun:
                         with contextlib.suppress(asyncio.CancelledError):
                             await task
         finally:
-            store.close()
+            try:
+                member.leave()
+            finally:
+                store.close()
         return store
 
     async def _watch_lag(self) -> None:
@@ -220,10 +246,12 @@ class TournamentRun:
         last: str | None = None
         while not self.stop.is_set():
             claim = store.claim(
-                owner=self.owner, lease_seconds=LEASE_SECONDS, now=time.time(), prefer=last
+                owner=self.owner, lease_seconds=self.lease, now=time.time(), prefer=last
             )
             if claim is None:
-                return
+                if not await self._others_playing(store):
+                    return
+                continue
             renewer = asyncio.ensure_future(self._renew(store, claim))
             try:
                 result = await self._play(hub, keeper, claim.game, claim.attempt)
@@ -241,17 +269,44 @@ class TournamentRun:
             faults = stored["faults"]
             ok = store.record(
                 claim, result=stored, faults=faults, timings={"lag_max": self.lag_max},
-                now=time.time(),
+                now=time.time(), files=self._files(claim) if is_url(self.location) else None,
             )  # fmt: skip
+            if not ok:
+                LOGGER.warning("game %d: lease lost, result not recorded", claim.game.game_id)
             if ok and self.on_game is not None:
                 self.on_game(GameOutcome(claim.game, stored))
             last = claim.game.pairing if keeper.kept else None
 
+    async def _others_playing(self, store: Store) -> bool:
+        """Nothing to claim: wait a little and True while games are claimed elsewhere (their
+        runner may die, and its games are then claimable here); False when none are left."""
+        counts = store.counts()
+        if counts["pending"] + counts["claimed"] == 0:
+            return False
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stop.wait(), timeout=min(1.0, self.lease / 4))
+        return True
+
+    def _files(self, claim: Claim) -> dict[str, bytes]:
+        """The game's record and its bots' stderr tails, for a store shared between machines."""
+        match_id = f"g{claim.game.game_id:06d}-a{claim.attempt}"
+        files: dict[str, bytes] = {}
+        with contextlib.suppress(OSError):
+            files["record"] = (self.out / "games" / f"{match_id}.jsonl").read_bytes()
+        for name in {claim.game.seat0, claim.game.seat1}:
+            with (
+                contextlib.suppress(OSError),
+                open(self.out / "stderr" / f"{match_id}.{name}.stderr", "rb") as err,
+            ):
+                err.seek(max(0, err.seek(0, 2) - STDERR_TAIL))
+                files[f"stderr.{name}"] = err.read()
+        return files
+
     async def _renew(self, store: Store, claim: Claim) -> None:
         current: Claim | None = claim
         while current is not None:
-            await asyncio.sleep(LEASE_SECONDS / 3)
-            current = store.renew(current, lease_seconds=LEASE_SECONDS, now=time.time())
+            await asyncio.sleep(self.lease / 3)
+            current = store.renew(current, lease_seconds=self.lease, now=time.time())
 
     async def _play(
         self, hub: Hub, keeper: BotKeeper, spec: GameSpec, attempt: int

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 from tests.e2e.helpers import GREEDY
 
 pytestmark = pytest.mark.timeout(180)
@@ -81,7 +81,7 @@ command = "{GREEDY}"
             if proc.poll() is None:
                 proc.kill()
             proc.wait(10)
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     try:
         rows = store.games()
         faults = store.faults()
