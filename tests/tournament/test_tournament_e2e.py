@@ -32,7 +32,7 @@ def write_config(path: Path, bots: list[tuple[str, str]], games: int, **extra: o
         "[time]",
         "move = 0.5",
         "bank = 2.0",
-        "startup = 10.0",
+        f"startup = {extra.get('startup', 10.0)}",
     ]
     for name, command in bots:
         lines += ["[[bots]]", f'name = "{name}"', f"command = {json.dumps(command)}"]

@@ -218,9 +218,9 @@ class PgStore(StoreBase):
             " AND (status = 'pending' OR lease_expires <= %s){} ORDER BY game_id LIMIT 1"
             " FOR UPDATE SKIP LOCKED"
         )
-        update = (
-            "UPDATE games AS g SET status = 'claimed', owner = %s, lease = %s,"
-            " lease_expires = %s, attempts = g.attempts + 1 FROM ({}) AS next"
+        update = (  # MATERIALIZED: the pick runs once (inlined, it may run per joined row)
+            "WITH next AS MATERIALIZED ({}) UPDATE games AS g SET status = 'claimed',"
+            " owner = %s, lease = %s, lease_expires = %s, attempts = g.attempts + 1 FROM next"
             " WHERE g.tournament = %s AND g.game_id = next.game_id"
             " RETURNING g.game_id, g.pairing, g.seat0, g.seat1, g.deal_id, g.pair_index,"
             " g.attempts"
@@ -229,10 +229,10 @@ class PgStore(StoreBase):
             row = None
             if prefer is not None:
                 sql = update.format(pick.format(" AND pairing = %s"))
-                row = conn.execute(sql, (owner, lease, expires, t, now, prefer, t)).fetchone()
+                row = conn.execute(sql, (t, now, prefer, owner, lease, expires, t)).fetchone()
             if row is None:
                 sql = update.format(pick.format(""))
-                row = conn.execute(sql, (owner, lease, expires, t, now, t)).fetchone()
+                row = conn.execute(sql, (t, now, owner, lease, expires, t)).fetchone()
         if row is None:
             return None
         return Claim(game=_spec(row), lease=lease, expires=expires, attempt=int(row[6]))
