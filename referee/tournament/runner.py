@@ -20,9 +20,8 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from referee.match import (
     Deal,
@@ -41,6 +40,7 @@ from referee.net.transport import RouterTransport, TransportConfig
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import open_deal
+from referee.tournament.games import GameOutcome, result_dict, schedule
 from referee.tournament.lease import LEASE_SECONDS, Membership
 from referee.tournament.store import Claim, GameSpec, Store, is_url, open_store
 
@@ -51,55 +51,8 @@ STDERR_TAIL = 65536
 """Bytes of a bot's stderr (its end) kept with the game in a PostgreSQL store."""
 
 
-def schedule(config: TournamentConfig) -> list[GameSpec]:
-    """Every game of the tournament, interleaving pairings so early standings are fair."""
-    games: list[GameSpec] = []
-    pairings = config.pairings()
-    for k in range(config.games_per_pairing):
-        for first, second in pairings:
-            pairing = f"{first}-vs-{second}"
-            swap = k % 2 == 1
-            seat0, seat1 = (second, first) if swap else (first, second)
-            if config.duplicate:
-                pair_index: int | None = k // 2
-                deal_id = f"{pairing}/pair{k // 2}"
-            else:
-                pair_index = None
-                deal_id = f"{pairing}/game{k}"
-            games.append(GameSpec(len(games), pairing, seat0, seat1, deal_id, pair_index))
-    return games
-
-
 def _bot_seed(deal: Deal, spec: GameSpec, name: str) -> str:
     return deal.bot_seed(f"{spec.deal_id}/{spec.game_id}/{name}")
-
-
-@dataclass(frozen=True, slots=True)
-class GameOutcome:
-    """A finished game as reported to progress displays."""
-
-    spec: GameSpec
-    """The game."""
-    result: dict[str, Any]
-    """What was stored."""
-
-
-def result_dict(spec: GameSpec, result: MatchResult) -> dict[str, Any]:
-    """The stored form of a game's result."""
-    names = (spec.seat0, spec.seat1)
-    winner = None if result.winner is None else names[result.winner]
-    return {
-        "seats": list(names),
-        "winner": winner,
-        "reason": result.reason,
-        "totals": [s.points for s in result.seats],
-        "hands_won": [s.hands_won for s in result.seats],
-        "decisions": [s.decisions for s in result.seats],
-        "time_used": [round(s.time_used, 4) for s in result.seats],
-        "faults": [f.to_dict() for s in result.seats for f in s.faults],
-        "record": result.record_path,
-        "sandbox": result.sandbox,
-    }
 
 
 class TournamentRun:
@@ -145,6 +98,7 @@ class TournamentRun:
         """The configuration's TOML source, stored for workers that join later."""
         self.owner = ""
         """This run's id in the store (set when it joins)."""
+        self._ended = asyncio.Event()
         self.on_init: Callable[[Store], object] | None = None
         """Called with the store once the tournament is initialised (not in a worker)."""
         self.bots = {b.name: b for b in config.bots}
@@ -245,46 +199,72 @@ class TournamentRun:
     async def _work(self, store: Store, hub: Hub, keeper: BotKeeper) -> None:
         last: str | None = None
         while not self.stop.is_set():
-            claim = store.claim(
-                owner=self.owner, lease_seconds=self.lease, now=time.time(), prefer=last
-            )
-            if claim is None:
-                if not await self._others_playing(store):
-                    return
-                continue
-            renewer = asyncio.ensure_future(self._renew(store, claim))
             try:
-                result = await self._play(hub, keeper, claim.game, claim.attempt)
-            except asyncio.CancelledError:
-                store.release(claim)
-                raise
+                claimed = await self._claim_and_play(store, hub, keeper, last)
             finally:
-                renewer.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await renewer
-            if result is None:  # stopped before the end: give the game back
-                store.release(claim)
+                self._game_over()
+            if claimed is None:
                 return
-            stored = result_dict(claim.game, result)
-            faults = stored["faults"]
-            ok = store.record(
-                claim, result=stored, faults=faults, timings={"lag_max": self.lag_max},
-                now=time.time(), files=self._files(claim) if is_url(self.location) else None,
-            )  # fmt: skip
-            if not ok:
-                LOGGER.warning("game %d: lease lost, result not recorded", claim.game.game_id)
-            if ok and self.on_game is not None:
-                self.on_game(GameOutcome(claim.game, stored))
-            last = claim.game.pairing if keeper.kept else None
+            last = claimed
+
+    async def _claim_and_play(
+        self, store: Store, hub: Hub, keeper: BotKeeper, last: str | None
+    ) -> str | None:
+        """Claim a game, play it, record it; the pairing to prefer next (``""``: none), or
+        None when this slot is done."""
+        while True:
+            claim = store.claim(
+                owner=self.owner, lease_seconds=self.lease, now=time.time(), prefer=last or None
+            )
+            if claim is not None:
+                break
+            if self.stop.is_set() or not await self._others_playing(store):
+                return None
+        renewer = asyncio.ensure_future(self._renew(store, claim))
+        try:
+            result = await self._play(hub, keeper, claim.game, claim.attempt)
+        except asyncio.CancelledError:
+            store.release(claim)
+            raise
+        finally:
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
+        if result is None:  # stopped before the end: give the game back
+            store.release(claim)
+            return None
+        stored = result_dict(claim.game, result)
+        faults = stored["faults"]
+        ok = store.record(
+            claim, result=stored, faults=faults, timings={"lag_max": self.lag_max},
+            now=time.time(), files=self._files(claim) if is_url(self.location) else None,
+        )  # fmt: skip
+        if not ok:
+            LOGGER.warning("game %d: lease lost, result not recorded", claim.game.game_id)
+        if ok and self.on_game is not None:
+            self.on_game(GameOutcome(claim.game, stored))
+        return claim.game.pairing if keeper.kept else ""
+
+    def _game_over(self) -> None:
+        """Wake the slots waiting in :meth:`_others_playing` (a game of this run ended)."""
+        self._ended.set()
+        self._ended = asyncio.Event()
 
     async def _others_playing(self, store: Store) -> bool:
-        """Nothing to claim: wait a little and True while games are claimed elsewhere (their
-        runner may die, and its games are then claimable here); False when none are left."""
+        """Nothing to claim: True (after a wait) while games are claimed by this run's other
+        slots or by other runners, whose runner may die and whose games are then claimable
+        here; False when none are left. Wakes when a game of this run ends, else polls the
+        store every sixth of the lease."""
+        ended = self._ended
         counts = store.counts()
         if counts["pending"] + counts["claimed"] == 0:
             return False
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.stop.wait(), timeout=min(1.0, self.lease / 4))
+        waiters = [asyncio.ensure_future(e.wait()) for e in (ended, self.stop)]
+        try:
+            await asyncio.wait(waiters, timeout=self.lease / 6, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
         return True
 
     def _files(self, claim: Claim) -> dict[str, bytes]:

@@ -56,6 +56,7 @@ CREATE TABLE games (
     CHECK (status <> 'claimed' OR (lease IS NOT NULL AND lease_expires IS NOT NULL)),
     CHECK ((status = 'done') = (result IS NOT NULL AND recorded_at IS NOT NULL)));
 CREATE INDEX games_open ON games (tournament, game_id) WHERE status <> 'done';
+CREATE INDEX games_status ON games (tournament, status);
 CREATE TABLE faults (
     id bigserial PRIMARY KEY, tournament text NOT NULL, game_id int NOT NULL,
     seat smallint, kind text NOT NULL, detail text, hand int, request_id bigint, extra jsonb,
