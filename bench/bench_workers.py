@@ -4,11 +4,12 @@ transactions per game, and the claims/s one PostgreSQL server sustains with many
 Run: ``python -m bench.bench_workers [--rounds 3] [--games 40] [--clients 4,16,64]``.
 
 1. **games/s** and **CPU ms per game** (every referee process and bot, from
-   ``RUSAGE_CHILDREN``: on a busy shared machine the CPU cost is the steadier figure): a two-bot tournament of ``--games`` games of ``bench.instant_bot`` (answers at
-   once: the referee and process start-up are all the cost), ``concurrency = 4``, played by the
-   ``tournament`` command as a subprocess: ``--workers 1`` (one process, SQLite: today's
-   default), ``--workers 2`` on SQLite, and both on a PostgreSQL store. Rounds interleave the
-   four series; medians and the spread (min-max) are reported.
+   ``RUSAGE_CHILDREN``; on a busy shared machine the CPU cost is the steadier figure): a
+   two-bot tournament of ``--games`` games of ``bench.instant_bot`` (answers at once: the
+   referee and process start-up are all the cost), ``concurrency = 4``, played by the
+   ``tournament`` command as a subprocess: ``--workers 1`` (one process, SQLite: the default),
+   ``--workers 2`` on SQLite, and both on a PostgreSQL store. Rounds interleave the four
+   series; medians and the spread (min-max) are reported.
 2. **transactions per game**: ``pg_stat_database.xact_commit`` over each PostgreSQL run, divided
    by its games (claims, records, renewals, heartbeats, the idle polls at the end, start-up).
 3. **claims/s**: ``N`` client threads over ``N`` connections each loop ``claim`` + ``record``
