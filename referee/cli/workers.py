@@ -14,7 +14,7 @@ from referee.cli.tournament import run_with_signals
 from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.runner import TournamentRun
 from referee.tournament.store import StoreError, is_url, open_store
-from referee.tournament.worker import WorkerError, check_joinable, worker_config
+from referee.tournament.worker import STORE_ENV, WorkerError, check_joinable, worker_config
 
 __all__ = ["add_worker_commands", "run_fetch", "run_worker"]
 
@@ -24,7 +24,9 @@ EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``worker`` and ``fetch``."""
     w = sub.add_parser("worker", help="join a running tournament's store as one more referee")
-    w.add_argument("--store", required=True, help="the store: postgresql:// URL or SQLite file")
+    w.add_argument("--store", default=os.environ.get(STORE_ENV),
+                   help=f"the store: postgresql:// URL or SQLite file (default: ${STORE_ENV},"
+                   " which keeps a password off the command line)")  # fmt: skip
     w.add_argument("--tournament", default=None, help="its name (if the database holds several)")
     w.add_argument("--out", type=Path, default=None,
                    help="local directory: deal.key, records, stderr (default: the SQLite"
@@ -63,6 +65,9 @@ async def _watch_parent(parent: int, stop: asyncio.Event) -> None:
 async def run_worker(args: argparse.Namespace) -> int:
     """``gin-referee worker --store URL``: play games of a running tournament until none is
     left; the configuration comes from the store, the bots from this machine."""
+    if not args.store:
+        print(f"gin-referee: worker: give --store URL (or set {STORE_ENV})", file=sys.stderr)
+        return EXIT_USAGE
     if args.concurrency is not None and not 1 <= args.concurrency <= 256:
         print("gin-referee: --concurrency must be between 1 and 256", file=sys.stderr)
         return EXIT_USAGE

@@ -26,6 +26,7 @@ from referee.tournament.store import Store
 __all__ = [
     "BOT_FILES_KEY",
     "CONFIG_KEY",
+    "STORE_ENV",
     "WorkerError",
     "bot_files",
     "check_joinable",
@@ -39,6 +40,9 @@ CONFIG_KEY = "config_toml"
 """Store metadata key of the tournament's TOML source."""
 BOT_FILES_KEY = "bot_files"
 """Store metadata key of :func:`bot_files` as JSON."""
+STORE_ENV = "GIN_REFEREE_STORE"
+"""Environment variable ``gin-referee worker`` takes its store from when ``--store`` is absent
+(bots never see it: they get only the variables their configuration names)."""
 
 
 class WorkerError(Exception):
@@ -110,11 +114,13 @@ def start_workers(
     count: int, *, store: str, out: Path, concurrency: int, lease: float
 ) -> list[subprocess.Popen[bytes]]:
     """Start ``count`` ``gin-referee worker`` processes on this machine (they stop by
-    themselves when this process dies)."""
-    argv = [sys.executable, "-m", "referee", "worker", "--store", store, "--out", str(out),
+    themselves when this process dies). The store's location goes in their environment
+    (:data:`STORE_ENV`), not on their command line, where any user could read a password."""
+    argv = [sys.executable, "-m", "referee", "worker", "--out", str(out),
             "--concurrency", str(concurrency), "--lease", repr(lease),
             "--parent", str(os.getpid()), "--log-level", "warning"]  # fmt: skip
-    return [subprocess.Popen(argv, stdin=subprocess.DEVNULL) for _ in range(count)]
+    env = {**os.environ, STORE_ENV: store}
+    return [subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env) for _ in range(count)]
 
 
 def stop_workers(workers: list[subprocess.Popen[bytes]], *, signum: int = signal.SIGTERM) -> None:

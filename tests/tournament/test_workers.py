@@ -97,7 +97,7 @@ def test_workers_play_the_same_games_as_one_process(tmp_path: Path) -> None:
 
 
 def test_a_worker_refuses_bots_that_are_not_the_tournaments(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bot = tmp_path / "bot.py"
     bot.write_text("print('v1')\n")
@@ -116,3 +116,9 @@ def test_a_worker_refuses_bots_that_are_not_the_tournaments(
     assert f"bot 'a': {bot} differs" in err and "install the same bot" in err
     assert main(["worker", "--store", str(tmp_path / "none.sqlite")]) == 2
     assert "no tournament to join" in capsys.readouterr().err
+    monkeypatch.delenv("GIN_REFEREE_STORE", raising=False)
+    assert main(["worker"]) == 2
+    assert "give --store URL (or set GIN_REFEREE_STORE)" in capsys.readouterr().err
+    monkeypatch.setenv("GIN_REFEREE_STORE", db)  # the variable stands for --store
+    assert main(["worker"]) == 2
+    assert f"bot 'a': {bot} differs" in capsys.readouterr().err
