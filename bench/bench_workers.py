@@ -16,7 +16,10 @@ Run: ``python -m bench.bench_workers [--rounds 3] [--games 40] [--clients 4,16,6
    (an empty result, no faults: the lightest game) on one tournament of 20,000 games; the
    server runs with ``fsync=on`` and ``synchronous_commit=on`` (its defaults), so every commit
    waits for the WAL flush (on this VM's virtual disk). Client threads share this process's
-   GIL, so the figure is a floor of what the server sustains.
+   GIL, so the figure is a floor of what the server sustains;
+4. **pgbench claims/s**: the same two statements (the claim's SQL verbatim) from ``pgbench``,
+   many light C clients (``-j 2``), 50,000 games: what one server sustains when the clients
+   cost almost nothing (on this 2-core VM they still share the cores with the server).
 
 The server is started in a temporary directory as the tests do (``tests/pgserver.py``). Prints
 one JSON object on stdout and readable lines on stderr.
@@ -147,6 +150,38 @@ def claims_per_second(server: PgServer, clients: int, seconds: float) -> float:
     return sum(done) / (time.perf_counter() - start)
 
 
+_PGBENCH = """WITH next AS MATERIALIZED (SELECT game_id FROM games WHERE tournament = 'pgb'
+ AND status <> 'done' AND (status = 'pending' OR lease_expires <= 0) ORDER BY game_id LIMIT 1
+ FOR UPDATE SKIP LOCKED) UPDATE games AS g SET status = 'claimed', owner = 'p',
+ lease = md5(random()::text), lease_expires = 1e12, attempts = g.attempts + 1 FROM next
+ WHERE g.tournament = 'pgb' AND g.game_id = next.game_id
+ RETURNING g.game_id AS gid, g.lease AS lease \\gset
+UPDATE games SET status = 'done', result = '{}', recorded_at = 1 WHERE tournament = 'pgb'
+ AND game_id = :gid AND status = 'claimed' AND lease = ':lease';
+"""
+
+
+def pgbench_claims(server: PgServer, clients: int, seconds: float) -> float:
+    """The store's claim and record statements from ``pgbench`` (C, one thread per core):
+    claim + record pairs per second with ``clients`` connections."""
+    url = server.database()
+    games = [GameSpec(i, "a-vs-b", "a", "b", f"d{i}", None) for i in range(50_000)]
+    with open_store(url, tournament="pgb") as store:
+        store.init_tournament(config={}, config_hash="h", games=games, now=0.0)
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "claim.sql"
+        script.write_text(_PGBENCH.replace("\n ", " "))
+        done = subprocess.run(
+            [str(server.bindir / "pgbench"), "-n", "-c", str(clients), "-j", "2", "-T",
+             str(round(seconds)), "-f", str(script), url],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    for line in done.stdout.splitlines():
+        if line.startswith("tps = "):
+            return float(line.split()[2])
+    raise RuntimeError(f"pgbench printed no tps: {done.stdout}\n{done.stderr}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -168,6 +203,17 @@ def main() -> None:
             for n, v in claims.items()
         }  # fmt: skip
         print(f"claim+record/s by clients: {json.dumps(result['claims_per_second'])}",
+              file=sys.stderr)  # fmt: skip
+        light: dict[str, list[float]] = {}
+        for _ in range(args.rounds):
+            for n in (int(c) for c in args.clients.split(",")):
+                light.setdefault(str(n), []).append(pgbench_claims(server, n, args.seconds))
+        result["pgbench_claims_per_second"] = {
+            n: {"median": round(statistics.median(v)), "min": round(min(v)),
+                "max": round(max(v))}
+            for n, v in light.items()
+        }  # fmt: skip
+        print(f"pgbench claim+record/s: {json.dumps(result['pgbench_claims_per_second'])}",
               file=sys.stderr)  # fmt: skip
     print(json.dumps(result, indent=2))
 
