@@ -193,28 +193,18 @@ def main() -> None:
     with pg_server("max_connections=200") as server:
         result["games_per_second"] = games_per_second(server, args.rounds, args.games)
         print(f"games/s: {json.dumps(result['games_per_second'])}", file=sys.stderr)
-        claims: dict[str, list[float]] = {}
-        for _ in range(args.rounds):
-            for n in (int(c) for c in args.clients.split(",")):
-                claims.setdefault(str(n), []).append(claims_per_second(server, n, args.seconds))
-        result["claims_per_second"] = {
-            n: {"median": round(statistics.median(v)), "min": round(min(v)),
-                "max": round(max(v))}
-            for n, v in claims.items()
-        }  # fmt: skip
-        print(f"claim+record/s by clients: {json.dumps(result['claims_per_second'])}",
-              file=sys.stderr)  # fmt: skip
-        light: dict[str, list[float]] = {}
-        for _ in range(args.rounds):
-            for n in (int(c) for c in args.clients.split(",")):
-                light.setdefault(str(n), []).append(pgbench_claims(server, n, args.seconds))
-        result["pgbench_claims_per_second"] = {
-            n: {"median": round(statistics.median(v)), "min": round(min(v)),
-                "max": round(max(v))}
-            for n, v in light.items()
-        }  # fmt: skip
-        print(f"pgbench claim+record/s: {json.dumps(result['pgbench_claims_per_second'])}",
-              file=sys.stderr)  # fmt: skip
+        for key, measure in (("claims_per_second", claims_per_second),
+                             ("pgbench_claims_per_second", pgbench_claims)):  # fmt: skip
+            samples: dict[str, list[float]] = {}
+            for _ in range(args.rounds):
+                for n in (int(c) for c in args.clients.split(",")):
+                    samples.setdefault(str(n), []).append(measure(server, n, args.seconds))
+            result[key] = {
+                n: {"median": round(statistics.median(v)), "min": round(min(v)),
+                    "max": round(max(v))}
+                for n, v in samples.items()
+            }  # fmt: skip
+            print(f"{key} by clients: {json.dumps(result[key])}", file=sys.stderr)
     print(json.dumps(result, indent=2))
 
 
