@@ -86,7 +86,7 @@ def test_claims_of_a_dead_runner_of_this_machine_are_released_at_once(tmp_path: 
 
 def test_workers_play_the_same_games_as_one_process(tmp_path: Path) -> None:
     bots = [("greedy", GREEDY), ("random", RANDOM)]
-    config = write_config(tmp_path / "t.toml", bots, games=8, concurrency=4)
+    config = write_config(tmp_path / "t.toml", bots, games=8, concurrency=4, startup=60.0)
     assert main(["tournament", str(config), "--out", str(tmp_path / "one")]) == 0
     argv = ["tournament", str(config), "--out", str(tmp_path / "two"), "--workers", "2"]
     assert main(argv) == 0
@@ -122,3 +122,40 @@ def test_a_worker_refuses_bots_that_are_not_the_tournaments(
     monkeypatch.setenv("GIN_REFEREE_STORE", db)  # the variable stands for --store
     assert main(["worker"]) == 2
     assert f"bot 'a': {bot} differs" in capsys.readouterr().err
+
+
+def test_killing_the_command_stops_its_workers_and_the_same_command_resumes(
+    tmp_path: Path,
+) -> None:
+    """(A generous start-up limit: several referee processes starting at once on a loaded
+    2-core machine have made Python bots miss 10 s, a startup fault that changes a result.)"""
+    bots = [("greedy", GREEDY), ("random", RANDOM)]
+    config = write_config(tmp_path / "t.toml", bots, games=12, concurrency=2, startup=60.0)
+    assert main(["tournament", str(config), "--out", str(tmp_path / "one")]) == 0
+    out = tmp_path / "two"
+    argv = [sys.executable, "-m", "referee", "tournament", str(config), "--out", str(out),
+            "--workers", "2"]  # fmt: skip
+    parent = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while True:  # another process's store: nothing to await
+            assert time.monotonic() < deadline and parent.poll() is None
+            if (out / "tournament.sqlite").exists():
+                with SqliteStore.open(out / "tournament.sqlite") as store:
+                    others = [r for r in store.runners(now=time.time()) if r.pid != parent.pid]
+                    if others and store.counts()["done"] >= 2:
+                        break
+            time.sleep(0.1)
+        parent.kill()
+        parent.wait()
+        child = others[0].pid
+        deadline = time.monotonic() + 60
+        while os.path.exists(f"/proc/{child}"):  # it notices its parent's death by itself
+            assert time.monotonic() < deadline, "the worker outlived its command"
+            time.sleep(0.05)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+    assert main(["tournament", str(config), "--out", str(out), "--workers", "2"]) == 0
+    assert game_results(out) == game_results(tmp_path / "one")
