@@ -235,6 +235,7 @@ async def _play_tournament(
     location = getattr(args, "store", None) or config.store
     try:
         workers = _workers(args, config, serve, spectate=spectating is not None)
+        _check_spectate(location, spectating is not None)
         progress = Progress(len(schedule(config)), done=_done_count(out, location, config.name))
     except (ValueError, StoreError) as err:
         print(f"gin-referee: {err}", file=sys.stderr)
@@ -308,6 +309,12 @@ def _workers(
     if count > 1 and spectate:
         raise ValueError("--workers: the live page follows one referee's games; use --workers 1")
     return count
+
+
+def _check_spectate(location: str | None, spectate: bool) -> None:
+    if spectate and location is not None:
+        raise ValueError("--spectate reads the SQLite store of the output directory; it takes"
+                         " no --store URL")  # fmt: skip
 
 
 async def _reap(children: list[subprocess.Popen[bytes]]) -> None:
