@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 
 __all__ = ["MIXED", "MODES", "attack", "finish", "rss", "start_daemon"]
 
@@ -142,7 +142,7 @@ def finish(daemon: subprocess.Popen[str], out: Path, games: int) -> None:
             daemon.kill()
             daemon.wait(10)
     assert daemon.returncode == 0, err
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     try:
         rows = store.games()
     finally:

@@ -34,7 +34,7 @@ from referee.cli.logs import configure
 from referee.live import LiveConfig, Spectating
 from referee.rules import RuleSet
 from referee.tournament.runner import TournamentRun, schedule
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 
 
 async def play(config: Any, out: Path, spectators: int, queue: int) -> dict[str, Any]:
@@ -67,7 +67,7 @@ async def play(config: Any, out: Path, spectators: int, queue: int) -> dict[str,
         if clients is not None:
             clients.terminate()
             await clients.wait()
-    with Store.open(out / "tournament.sqlite") as store:
+    with SqliteStore.open(out / "tournament.sqlite") as store:
         rows = [r.result for r in store.games() if r.result is not None]
         faults = len(store.faults())
     decisions = sum(sum(r["decisions"]) for r in rows)

@@ -70,7 +70,7 @@ from referee.match.clock import TimeControl
 from referee.rules import RuleSet
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.runner import TournamentRun
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
 CLOCK = TimeControl(move=5.0, bank=60.0, startup=20.0, heartbeat=5.0)
@@ -192,7 +192,7 @@ def measure(
     cpus = os.cpu_count() or 1
     referee = cpu_seconds(resource.RUSAGE_SELF) - self0 - sampling
     bots = cpu_seconds(resource.RUSAGE_CHILDREN) - children0
-    with Store.open(out / "tournament.sqlite") as store:
+    with SqliteStore.open(out / "tournament.sqlite") as store:
         rows = store.games()
         faults = len(store.faults())
     undone = [row.spec.game_id for row in rows if row.status != "done" or row.result is None]

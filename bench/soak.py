@@ -228,9 +228,9 @@ async def soak(frames: int, clients: int, seed: int) -> dict[str, object]:
 
 def _games(path: Path) -> tuple[int, list[str]]:
     """Games done, and the faults charged to the daemon's own (local) bots."""
-    from referee.tournament.store import Store
+    from referee.tournament.store import SqliteStore
 
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     try:
         rows = store.games()
     finally:

@@ -24,6 +24,7 @@ from referee.cli.toolkit import add_check_command, add_feed_options, run_check, 
 from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
 from referee.cli.view import add_commands as add_view_commands
 from referee.cli.view import run_report, run_view
+from referee.cli.workers import add_worker_commands, run_fetch, run_worker
 from referee.match import (
     BotSpec,
     FaultPolicy,
@@ -130,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="print a machine summary")
     add_commands(sub)
     add_key_commands(sub)
+    add_worker_commands(sub)
     r = sub.add_parser("replay", help="verify a record and print its hands")
     r.add_argument("record", type=Path)
     r.add_argument("--quiet", action="store_true", help="only the verdict")
@@ -349,6 +351,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_check(args)
     if args.command == "results":
         return run_results(args)
+    if args.command == "fetch":
+        return run_fetch(args)
     if args.command == "view":
         return run_view(args)
     if args.command == "report":
@@ -381,6 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(run_tournament(args))
         if args.command == "serve":
             return asyncio.run(run_tournament(args, serve=True))
+        if args.command == "worker":
+            return asyncio.run(run_worker(args))
         if args.command == "sprt":
             return asyncio.run(run_sprt(args))
         assert inputs is not None

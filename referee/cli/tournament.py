@@ -6,9 +6,11 @@ import argparse
 import asyncio
 import contextlib
 import json
+import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +22,7 @@ from referee.net.keys import KeyPair
 from referee.rules import RuleSet
 from referee.tournament.config import BotEntry, ConfigError, TournamentConfig, load_config
 from referee.tournament.dealkey import deal_status
+from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.progress import Progress
 from referee.tournament.report import compute_standings, estimate_text, render
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
@@ -30,12 +33,26 @@ from referee.tournament.stats import (
     estimate_pairs,
     sprt_pairs,
 )
-from referee.tournament.store import Store, StoreError
+from referee.tournament.store import SqliteStore, StoreError, is_url, open_store
+from referee.tournament.worker import (
+    BOT_FILES_KEY,
+    bot_files,
+    default_workers,
+    start_workers,
+    stop_workers,
+)
 
 if TYPE_CHECKING:
     from referee.live import Spectating
 
-__all__ = ["add_commands", "run_results", "run_sprt", "run_tournament"]
+__all__ = [
+    "add_commands",
+    "run_results",
+    "run_sprt",
+    "run_with_signals",
+    "run_tournament",
+    "store_options",
+]
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
 
@@ -59,6 +76,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_security_options(t)
     add_log_options(t)
     _spectate_options(t)
+    t.add_argument("--workers", default="1", metavar="N|auto",
+                   help="referee processes on this machine (default 1; auto: one per core, at"
+                   " most tournament.concurrency)")  # fmt: skip
+    store_options(t)
     s = sub.add_parser(
         "sprt",
         help="play paired games until the SPRT decides",
@@ -106,7 +127,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_log_options(v)
     _spectate_options(v)
     r = sub.add_parser("results", help="standings of a tournament directory")
-    r.add_argument("dir", type=Path)
+    r.add_argument("dir", type=Path, nargs="?", help="output directory (its deal.key reveals)")
+    r.add_argument("--store", default=None, help="a postgresql:// URL instead of DIR's store")
+    r.add_argument("--tournament", default=None, help="its name (if the database holds several)")
     r.add_argument("--format", choices=("table", "csv", "json"), default="table")
     r.add_argument("--prior-draws", type=float, default=0.0,
                    help="virtual draws per pairing in the ratings (default 0: none)")  # fmt: skip
@@ -144,18 +167,34 @@ def _spectating(args: argparse.Namespace, out: Path, config: TournamentConfig) -
     return Spectating(host, port, live, out / "tournament.sqlite", schedule(config))
 
 
-async def _run(run: TournamentRun, stop: asyncio.Event) -> bool:
+def store_options(parser: argparse.ArgumentParser) -> None:
+    """``--store`` and ``--lease``."""
+    parser.add_argument(
+        "--store",
+        default=None,
+        help="postgresql:// URL of the store (default OUT/tournament.sqlite)",
+    )
+    parser.add_argument(
+        "--lease",
+        type=float,
+        default=LEASE_SECONDS,
+        help=f"seconds a claim lives unrenewed (default {LEASE_SECONDS:g})",
+    )
+
+
+async def run_with_signals(run: TournamentRun, stop: asyncio.Event) -> bool:
     """Run with signal handling; True if a signal interrupted it."""
     notice = "\ninterrupted: aborting the games in progress (bots are told: shutdown)..."
     _, signalled = await run_stoppable(run.run(), stop, notice=notice)
     return signalled
 
 
-def _done_count(out: Path) -> int:
-    path = out / "tournament.sqlite"
-    if not path.exists():
-        return 0
-    store = Store.open(path)
+def _done_count(out: Path, location: str | None = None, name: str | None = None) -> int:
+    if location is None:
+        path = out / "tournament.sqlite"
+        if not path.exists():
+            return 0
+    store = open_store(location or out / "tournament.sqlite", tournament=name)
     try:
         return store.counts().get("done", 0)
     finally:
@@ -199,8 +238,15 @@ async def _play_tournament(
     serve: bool,
 ) -> int:
     """Run the tournament (with its live page's hooks, if any) and print the standings."""
+    location = getattr(args, "store", None) or config.store
+    try:
+        workers = _workers(args, config, serve, spectate=spectating is not None)
+        _check_spectate(location, spectating is not None)
+        progress = Progress(len(schedule(config)), done=_done_count(out, location, config.name))
+    except (ValueError, StoreError) as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
     stop = asyncio.Event()
-    progress = Progress(len(schedule(config)), done=_done_count(out))
     remotes = [b.name for b in config.bots if b.command is None]
     on_game: Callable[[GameOutcome], None] = progress.on_game
     observe: Callable[[str], Observer] | None = None
@@ -226,12 +272,19 @@ async def _play_tournament(
         )
         return EXIT_USAGE
     key = "no CURVE (--insecure)" if curve is None else f"referee key {curve.public_z85}"
+    children: list[subprocess.Popen[bytes]] = []
+    lease = getattr(args, "lease", LEASE_SECONDS)
+    each = -(-config.concurrency // workers)  # games at once per process
 
     def ready(endpoint: str) -> None:
         if serve or remotes:
             names = ", ".join(remotes) or "none"
             print(f"serving on {endpoint}; remote bots: {names}; {key}", file=sys.stderr,
                   flush=True)  # fmt: skip
+        if workers > 1:
+            where = str(location or out / "tournament.sqlite")
+            children.extend(start_workers(workers - 1, store=where, out=out, concurrency=each,
+                                          lease=lease))  # fmt: skip
 
     run = TournamentRun(
         config,
@@ -244,19 +297,26 @@ async def _play_tournament(
         on_game=on_game,
         observe=observe,
         curve=curve,
+        store=location,
+        lease=lease,
+        config_text=args.config.read_text(encoding="utf-8"),
     )
+    if workers > 1:
+        run.config = replace(config, concurrency=each)
+    run.on_init = lambda store: store.set_meta(BOT_FILES_KEY, json.dumps(bot_files(config)))
     try:
-        interrupted = await _run(run, stop)
+        interrupted = await run_with_signals(run, stop)
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     finally:
         progress.close()
-    print(results_text(out, "table"))
+        await _reap(children)
+    print(results_text(out, "table", location=location, name=config.name))
     if run.failed:
         print(_failed_text(run.failed), file=sys.stderr)
         return EXIT_INTERNAL
-    if interrupted and _done_count(out) < progress.total:
+    if interrupted and _done_count(out, location, config.name) < progress.total:
         print("interrupted: run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK
@@ -270,10 +330,45 @@ def _failed_text(failed: dict[int, str]) -> str:
     return "\n".join(lines)
 
 
-def results_text(out: Path, fmt: str, prior_draws: float = 0.0) -> str:
-    """Standings of the tournament stored in ``out``, with its deal commitment (and, once every
-    game is played, its deal key: ``csv`` has the standings only)."""
-    store = Store.open(out / "tournament.sqlite")
+def _workers(
+    args: argparse.Namespace, config: TournamentConfig, serve: bool, *, spectate: bool
+) -> int:
+    text = getattr(args, "workers", "1")
+    count = default_workers(config) if text == "auto" else int(text) if text.isdigit() else 0
+    if not 1 <= count <= 256:
+        raise ValueError(f"--workers must be a number from 1 to 256 or auto, not {text!r}")
+    if count > 1 and (serve or any(b.command is None for b in config.bots)):
+        raise ValueError("--workers: remote bots connect to one referee; use --workers 1")
+    if count > 1 and spectate:
+        raise ValueError("--workers: the live page follows one referee's games; use --workers 1")
+    return count
+
+
+def _check_spectate(location: str | None, spectate: bool) -> None:
+    if spectate and location is not None:
+        raise ValueError("--spectate reads the SQLite store of the output directory; it takes"
+                         " no --store URL")  # fmt: skip
+
+
+async def _reap(children: list[subprocess.Popen[bytes]]) -> None:
+    """Stop the worker processes (they finish their hands) and wait for them."""
+    stop_workers(children)
+    for child in children:
+        await asyncio.to_thread(child.wait)
+
+
+def results_text(
+    out: Path,
+    fmt: str,
+    prior_draws: float = 0.0,
+    *,
+    location: str | None = None,
+    name: str | None = None,
+) -> str:
+    """Standings of the tournament stored in ``out`` (or at ``location``), with its deal
+    commitment (and, once every game is played and ``out`` holds the key, the deal key:
+    ``csv`` has the standings only)."""
+    store = open_store(location or out / "tournament.sqlite", tournament=name)
     try:
         text = render(compute_standings(store.games(), prior_draws=prior_draws), fmt)
         deals = deal_status(out, store)
@@ -287,16 +382,24 @@ def results_text(out: Path, fmt: str, prior_draws: float = 0.0) -> str:
 
 
 def run_results(args: argparse.Namespace) -> int:
-    """``gin-referee results DIR``."""
-    path = args.dir / "tournament.sqlite"
-    if not path.exists():
+    """``gin-referee results DIR`` (or ``--store URL``)."""
+    if args.store is not None and not is_url(args.store):
+        print(f"gin-referee: --store must be a postgresql:// URL, not {args.store!r}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    if args.dir is None and args.store is None:
+        print("gin-referee: results: give a tournament directory or --store URL", file=sys.stderr)
+        return EXIT_USAGE
+    path = (args.dir or Path(".")) / "tournament.sqlite"
+    if args.store is None and not path.exists():
         print(f"gin-referee: {path}: no tournament store here", file=sys.stderr)
         return EXIT_USAGE
     if not 0.0 <= args.prior_draws < float("inf"):
         print(f"gin-referee: --prior-draws must be >= 0, got {args.prior_draws:g}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        print(results_text(args.dir, args.format, args.prior_draws))
+        print(results_text(args.dir or Path("."), args.format, args.prior_draws,
+                           location=args.store, name=args.tournament))  # fmt: skip
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -323,7 +426,7 @@ class _SprtTracker:
         path = out / "tournament.sqlite"
         if not path.exists():
             return
-        store = Store.open(path)
+        store = SqliteStore.open(path)
         try:
             rows = [r for r in store.games() if r.status == "done" and r.result is not None]
         finally:
@@ -379,7 +482,7 @@ async def run_sprt(args: argparse.Namespace) -> int:
         config, args.out, stop=stop, on_game=tracker.on_game, curve=KeyPair.generate()
     )
     try:
-        interrupted = await _run(run, stop)
+        interrupted = await run_with_signals(run, stop)
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE

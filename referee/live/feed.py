@@ -23,7 +23,7 @@ from typing import Any
 from referee.live.hub import LiveHub
 from referee.tournament.report import compute_standings, render
 from referee.tournament.runner import GameOutcome
-from referee.tournament.store import GameSpec, Store
+from referee.tournament.store import GameSpec, SqliteStore
 
 __all__ = ["TournamentFeed"]
 
@@ -34,7 +34,7 @@ def standings_of(path: Path) -> dict[str, Any] | None:
     """The ``results --format json`` standings of a store (None if it does not exist yet)."""
     if not path.exists():
         return None
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     try:
         data: dict[str, Any] = json.loads(render(compute_standings(store.games()), "json"))
         return data
@@ -56,7 +56,7 @@ class TournamentFeed:
     def start(self) -> None:
         """Seal every deal with a game not yet recorded; publish the standings so far."""
         if self.store_path.exists():
-            store = Store.open(self.store_path)
+            store = SqliteStore.open(self.store_path)
             try:
                 done = [row.spec.game_id for row in store.games() if row.status == "done"]
             finally:

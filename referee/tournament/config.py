@@ -105,6 +105,9 @@ class TournamentConfig:
     from ``match_start.seed``."""
     out: Path | None = None
     """Output directory (store, records, logs, stderr)."""
+    store: str | None = None
+    """A PostgreSQL URL for the results store (default: ``tournament.sqlite`` in the output
+    directory). Not hashed."""
 
     def pairings(self) -> list[tuple[str, str]]:
         """Unordered pairings (first, second) in a stable order."""
@@ -279,7 +282,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     t = _get(data, "tournament", dict, src, "", {})
     _check_keys(t, {"name", "format", "candidate", "games_per_pairing", "duplicate", "seed",
                     "concurrency", "max_hands_per_game", "local_transport", "reuse_bots",
-                    "out", "sandbox", "limits"},
+                    "out", "store", "sandbox", "limits"},
                 src, "tournament.")  # fmt: skip
     sandbox, limits = _confinement(t, src, "tournament.", "auto", Limits())
     bots = _bots(data.get("bots"), src, sandbox, limits)
@@ -325,6 +328,9 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     if not 1 <= strikes <= 1000:
         raise ConfigError(src, "faults.strikes", "must be between 1 and 1000")
     out = _get(t, "out", str, src, "tournament.")
+    store = _get(t, "store", str, src, "tournament.")
+    if store is not None and not store.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(src, "tournament.store", "must be a postgresql:// URL")
     return TournamentConfig(
         name=_get(t, "name", str, src, "tournament.", "tournament"),
         bots=bots,
@@ -342,6 +348,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
         local_transport=local_transport,
         reuse_bots=_get(t, "reuse_bots", bool, src, "tournament.", True),
         out=None if out is None else Path(out),
+        store=store,
     )
 
 

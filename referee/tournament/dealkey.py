@@ -63,7 +63,7 @@ def open_deal(out: Path, seed: int | None, store: Store, *, created: bool) -> De
     stored = store.commit_deal(deal.commitment)
     if stored != deal.commitment:
         raise StoreError(
-            store.path,
+            store.location,
             f"was dealt from the key with commitment {stored}, but {path} holds another one"
             f" ({deal.commitment}); restore the original key file",
         )

@@ -18,12 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from referee.match import (
     FAREWELL_FLUSH,
@@ -47,63 +45,19 @@ from referee.net.transport import RouterTransport, TransportConfig
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import open_deal
-from referee.tournament.store import Claim, GameSpec, Store
+from referee.tournament.games import GameOutcome, result_dict, schedule
+from referee.tournament.lease import LEASE_SECONDS, Membership
+from referee.tournament.store import Claim, GameSpec, Store, is_url, open_store
 
-__all__ = ["GameOutcome", "TournamentRun", "schedule"]
+__all__ = ["STDERR_TAIL", "GameOutcome", "TournamentRun", "schedule"]
 
 LOGGER = logging.getLogger(__name__)
-LEASE_SECONDS = 300.0
-
-
-def schedule(config: TournamentConfig) -> list[GameSpec]:
-    """Every game of the tournament, interleaving pairings so early standings are fair."""
-    games: list[GameSpec] = []
-    pairings = config.pairings()
-    for k in range(config.games_per_pairing):
-        for first, second in pairings:
-            pairing = f"{first}-vs-{second}"
-            swap = k % 2 == 1
-            seat0, seat1 = (second, first) if swap else (first, second)
-            if config.duplicate:
-                pair_index: int | None = k // 2
-                deal_id = f"{pairing}/pair{k // 2}"
-            else:
-                pair_index = None
-                deal_id = f"{pairing}/game{k}"
-            games.append(GameSpec(len(games), pairing, seat0, seat1, deal_id, pair_index))
-    return games
+STDERR_TAIL = 65536
+"""Bytes of a bot's stderr (its end) kept with the game in a PostgreSQL store."""
 
 
 def _bot_seed(deal: Deal, spec: GameSpec, name: str) -> str:
     return deal.bot_seed(f"{spec.deal_id}/{spec.game_id}/{name}")
-
-
-@dataclass(frozen=True, slots=True)
-class GameOutcome:
-    """A finished game as reported to progress displays."""
-
-    spec: GameSpec
-    """The game."""
-    result: dict[str, Any]
-    """What was stored."""
-
-
-def result_dict(spec: GameSpec, result: MatchResult) -> dict[str, Any]:
-    """The stored form of a game's result."""
-    names = (spec.seat0, spec.seat1)
-    winner = None if result.winner is None else names[result.winner]
-    return {
-        "seats": list(names),
-        "winner": winner,
-        "reason": result.reason,
-        "totals": [s.points for s in result.seats],
-        "hands_won": [s.hands_won for s in result.seats],
-        "decisions": [s.decisions for s in result.seats],
-        "time_used": [round(s.time_used, 4) for s in result.seats],
-        "faults": [f.to_dict() for s in result.seats for f in s.faults],
-        "record": result.record_path,
-        "sandbox": result.sandbox,
-    }
 
 
 class TournamentRun:
@@ -128,6 +82,10 @@ class TournamentRun:
         on_ready: Callable[[str], None] | None = None,
         observe: Callable[[str], Observer] | None = None,
         curve: KeyPair | None = None,
+        store: str | Path | None = None,
+        worker: bool = False,
+        lease: float = LEASE_SECONDS,
+        config_text: str | None = None,
     ) -> None:
         if curve is not None:
             for entry in config.bots:
@@ -144,7 +102,18 @@ class TournamentRun:
         self.on_ready = on_ready
         self.observe = observe
         """Gives the observer of each game's record by match id (the live spectator page)."""
-        self.owner = f"host-{secrets.token_hex(4)}"
+        self.location = store if store is not None else out / "tournament.sqlite"
+        """Where the store is: a SQLite file (default ``OUT/tournament.sqlite``) or a URL."""
+        self.worker = worker
+        """True for a worker joining a tournament another command started (no init)."""
+        self.lease = lease
+        self.config_text = config_text
+        """The configuration's TOML source, stored for workers that join later."""
+        self.owner = ""
+        """This run's id in the store (set when it joins)."""
+        self._ended = asyncio.Event()
+        self.on_init: Callable[[Store], object] | None = None
+        """Called with the store once the tournament is initialised (not in a worker)."""
         self.bots = {b.name: b for b in config.bots}
         self.resumed = False
         self.total = 0
@@ -162,20 +131,27 @@ class TournamentRun:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "games").mkdir(exist_ok=True)
         (self.out / "stderr").mkdir(exist_ok=True)
-        store = Store.open(self.out / "tournament.sqlite")
+        remote = is_url(self.location)
+        store = open_store(self.location, tournament=self.config.name if remote else None)
+        member = Membership(store, role="worker" if self.worker else "tournament", lease=self.lease)
+        self.owner = member.owner
         try:
             games = schedule(self.config)
             self.total = len(games)
-            created = store.init_tournament(
-                config=self.config.to_dict(),
-                config_hash=self.config.config_hash,
-                games=games,
-                now=time.time(),
-            )
-            if not created:
-                self.resumed = True
-                released = store.release_all()
-                LOGGER.info("resuming: %d unfinished claim(s) released", released)
+            created = False
+            if not self.worker:
+                created = store.init_tournament(
+                    config=self.config.to_dict(),
+                    config_hash=self.config.config_hash,
+                    games=games,
+                    now=time.time(),
+                )
+                if self.config_text is not None:
+                    store.set_meta("config_toml", self.config_text)
+                if self.on_init is not None:
+                    self.on_init(store)
+            member.join(exclusive=not self.worker)
+            self.resumed = not created
             self.deal = open_deal(self.out, self.config.seed, store, created=created)
             silence = round(5000 * self.config.time.heartbeat)
             ring = KeyRing()
@@ -198,6 +174,7 @@ class TournamentRun:
                 if self.on_ready is not None:
                     self.on_ready(transport.endpoint)
                 background = [
+                    asyncio.ensure_future(member.keep_alive()),
                     asyncio.ensure_future(self._watch_lag()),
                     asyncio.ensure_future(hub.lobby_heartbeat()),
                     asyncio.ensure_future(hub.shutdown_when(self.stop)),
@@ -222,7 +199,10 @@ class TournamentRun:
                         # The socket closes with linger 0: let the last messages leave first.
                         await asyncio.sleep(FAREWELL_FLUSH)
         finally:
-            store.close()
+            try:
+                member.leave()
+            finally:
+                store.close()
         return store
 
     async def _watch_lag(self) -> None:
@@ -244,49 +224,105 @@ class TournamentRun:
     async def _work(self, store: Store, hub: Hub, keeper: BotKeeper) -> None:
         last: str | None = None
         while not self.stop.is_set():
+            try:
+                claimed = await self._claim_and_play(store, hub, keeper, last)
+            finally:
+                self._game_over()
+            if claimed is None:
+                return
+            last = claimed
+
+    async def _claim_and_play(
+        self, store: Store, hub: Hub, keeper: BotKeeper, last: str | None
+    ) -> str | None:
+        """Claim a game, play it, record it; the pairing to prefer next (``""``: none), or
+        None when this slot is done."""
+        while True:
             claim = store.claim(
                 owner=self.owner,
-                lease_seconds=LEASE_SECONDS,
+                lease_seconds=self.lease,
                 now=time.time(),
-                prefer=last,
+                prefer=last or None,
                 skip=self.failed,
             )
-            if claim is None:
-                return
-            renewer = asyncio.ensure_future(self._renew(store, claim))
-            try:
-                result = await self._play(hub, keeper, claim.game, claim.attempt)
-            except asyncio.CancelledError:
-                store.release(claim)
-                raise
-            finally:
-                renewer.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await renewer
-            if result is None:  # stopped before the end: give the game back
-                store.release(claim)
-                return
-            if result.error is not None:  # a referee bug: not a result; the others go on
-                LOGGER.error("game %d not played: %s", claim.game.game_id, result.error)
-                self.failed[claim.game.game_id] = result.error
-                store.release(claim)
-                last = None
-                continue
-            stored = result_dict(claim.game, result)
-            faults = stored["faults"]
-            ok = store.record(
-                claim, result=stored, faults=faults, timings={"lag_max": self.lag_max},
-                now=time.time(),
-            )  # fmt: skip
-            if ok and self.on_game is not None:
-                self.on_game(GameOutcome(claim.game, stored))
-            last = claim.game.pairing if keeper.kept else None
+            if claim is not None:
+                break
+            if self.stop.is_set() or not await self._others_playing(store):
+                return None
+        renewer = asyncio.ensure_future(self._renew(store, claim))
+        try:
+            result = await self._play(hub, keeper, claim.game, claim.attempt)
+        except asyncio.CancelledError:
+            store.release(claim)
+            raise
+        finally:
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
+        if result is None:  # stopped before the end: give the game back
+            store.release(claim)
+            return None
+        if result.error is not None:  # a referee bug: not a result; the others go on
+            LOGGER.error("game %d not played: %s", claim.game.game_id, result.error)
+            self.failed[claim.game.game_id] = result.error
+            store.release(claim)
+            return ""
+        stored = result_dict(claim.game, result)
+        faults = stored["faults"]
+        ok = store.record(
+            claim, result=stored, faults=faults, timings={"lag_max": self.lag_max},
+            now=time.time(), files=self._files(claim) if is_url(self.location) else None,
+        )  # fmt: skip
+        if not ok:
+            LOGGER.warning("game %d: lease lost, result not recorded", claim.game.game_id)
+        if ok and self.on_game is not None:
+            self.on_game(GameOutcome(claim.game, stored))
+        return claim.game.pairing if keeper.kept else ""
+
+    def _game_over(self) -> None:
+        """Wake the slots waiting in :meth:`_others_playing` (a game of this run ended)."""
+        self._ended.set()
+        self._ended = asyncio.Event()
+
+    async def _others_playing(self, store: Store) -> bool:
+        """Nothing to claim: True (after a wait) while games are claimed by this run's other
+        slots or by other runners, whose runner may die and whose games are then claimable
+        here; False when none are left. Wakes when a game of this run ends, else polls the
+        store every sixth of the lease."""
+        ended = self._ended
+        counts = store.counts()
+        if counts["pending"] + counts["claimed"] <= len(self.failed) and all(
+            row.status == "done" or row.spec.game_id in self.failed for row in store.games()
+        ):  # nothing open but the games this run failed (and will not try again)
+            return False
+        waiters = [asyncio.ensure_future(e.wait()) for e in (ended, self.stop)]
+        try:
+            await asyncio.wait(waiters, timeout=self.lease / 6, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+        return True
+
+    def _files(self, claim: Claim) -> dict[str, bytes]:
+        """The game's record and its bots' stderr tails, for a store shared between machines."""
+        match_id = f"g{claim.game.game_id:06d}-a{claim.attempt}"
+        files: dict[str, bytes] = {}
+        with contextlib.suppress(OSError):
+            files["record"] = (self.out / "games" / f"{match_id}.jsonl").read_bytes()
+        for name in {claim.game.seat0, claim.game.seat1}:
+            with (
+                contextlib.suppress(OSError),
+                open(self.out / "stderr" / f"{match_id}.{name}.stderr", "rb") as err,
+            ):
+                err.seek(max(0, err.seek(0, 2) - STDERR_TAIL))
+                files[f"stderr.{name}"] = err.read()
+        return files
 
     async def _renew(self, store: Store, claim: Claim) -> None:
         current: Claim | None = claim
         while current is not None:
-            await asyncio.sleep(LEASE_SECONDS / 3)
-            current = store.renew(current, lease_seconds=LEASE_SECONDS, now=time.time())
+            await asyncio.sleep(self.lease / 3)
+            current = store.renew(current, lease_seconds=self.lease, now=time.time())
 
     async def _play(
         self, hub: Hub, keeper: BotKeeper, spec: GameSpec, attempt: int

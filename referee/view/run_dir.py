@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.tournament.report import Standings, compute_standings
-from referee.tournament.store import GameRow, Store, StoreError
+from referee.tournament.store import GameRow, SqliteStore, StoreError
 
 __all__ = ["RunData", "RunError", "load_run", "stderr_tail"]
 
@@ -80,7 +80,7 @@ def load_run(directory: Path) -> RunData:
     if not path.is_file():
         raise RunError(path, "no tournament store here (is this a tournament's output directory?)")
     try:
-        store = Store.open(path)
+        store = SqliteStore.open(path)
     except StoreError as err:
         raise RunError(path, err.reason) from err
     try:

@@ -16,7 +16,7 @@ import pytest
 from referee.cli import main
 from referee.match.clock import Clock
 from referee.rules import RulesError, record_hand
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 from tests.e2e.helpers import GREEDY, bad, play
 from tests.tournament.test_tournament_e2e import write_config
 
@@ -94,7 +94,7 @@ def test_a_tournament_goes_on_past_a_game_a_referee_bug_ended(
     out = tmp_path / "out"
     assert main(["tournament", str(config), "--out", str(out)]) == 70
     assert "1 game(s) not played because of a referee error" in capsys.readouterr().err
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     try:
         status = sorted(r.status for r in store.games())
     finally:
@@ -103,7 +103,7 @@ def test_a_tournament_goes_on_past_a_game_a_referee_bug_ended(
     assert bug in logged_errors(no_error_logs)
     monkeypatch.undo()  # the bug fixed: the same command plays the game left
     assert main(["tournament", str(config), "--out", str(out)]) == 0
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     try:
         assert all(r.status == "done" for r in store.games())
     finally:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 from tests.e2e.daemon import Procs, start_referee, text, wait_for
 from tests.e2e.helpers import BOTS, PY
 
@@ -106,7 +106,7 @@ def test_serve_sigterm_tells_seated_and_lobby_bots_and_exits_within_6_s(
         assert TOLD in remote.stderr.read_text(), remote.stderr.read_text()
     (record,) = records(out)
     assert_interrupted_without_faults(record)
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     try:
         assert not store.faults()
         assert all(row.status == "pending" for row in store.games())  # replayed on resume
@@ -141,7 +141,7 @@ def test_tournament_sigterm_ends_local_and_remote_bots_and_exits_within_6_s(
         assert TOLD in text(path), text(path)
     assert dave.proc.wait(10) == 0 and TOLD in text(dave.stderr)
     assert_interrupted_without_faults(records(out)[0])
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     try:
         assert not store.faults()
     finally:

@@ -14,7 +14,7 @@ import pytest
 
 from referee.cli import main
 from referee.live import LiveConfig, LiveHub, LiveServer, parse_address
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 from tests.e2e.helpers import GREEDY, RANDOM
 from tests.live.spectator import Event, Spectator
 from tests.tournament.test_tournament_e2e import write_config
@@ -136,5 +136,5 @@ def test_the_tournament_command_serves_the_live_page_while_it_runs(
     assert main([*argv, "--spectate-delay", "0", "--spectate-max", "3"]) == 0
     err = capsys.readouterr().err
     assert re.search(r"^spectators: http://127\.0\.0\.1:\d+/$", err, re.MULTILINE), err
-    with Store.open(out / "tournament.sqlite") as store:
+    with SqliteStore.open(out / "tournament.sqlite") as store:
         assert store.counts()["done"] == 2

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from referee.net.keys import KeyPair, write_keypair
-from referee.tournament.store import GameRow, Store
+from referee.tournament.store import GameRow, SqliteStore
 from tests.e2e.daemon import Procs, free_port, start_referee
 from tests.e2e.helpers import GREEDY
 
@@ -23,7 +23,7 @@ LOOP = Path(__file__).resolve().parents[1] / "bots" / "remote_loop.py"
 
 def stored(out: Path) -> tuple[list[GameRow], list[dict[str, Any]]]:
     """The games and faults of the tournament stored in ``out``."""
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     try:
         return store.games(), store.faults()
     finally:
@@ -210,7 +210,7 @@ def test_a_stolen_token_is_useless_without_its_key(tmp_path: Path) -> None:
             if proc.poll() is None:
                 proc.kill()
             proc.wait(10)
-    store = Store.open(tmp_path / "out" / "tournament.sqlite")
+    store = SqliteStore.open(tmp_path / "out" / "tournament.sqlite")
     try:
         rows = store.games()
     finally:

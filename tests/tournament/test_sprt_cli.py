@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 from tests.e2e.helpers import RANDOM
 
 pytestmark = pytest.mark.timeout(120)
@@ -20,7 +20,7 @@ def done_games(out: Path) -> int:
     path = out / "tournament.sqlite"
     if not path.exists():
         return 0
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     try:
         return sum(1 for row in store.games() if row.status == "done")
     finally:

@@ -20,7 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from referee.tournament.store import SCHEMA_VERSION, Claim, GameSpec, Store, StoreError
+from referee.tournament.store import SCHEMA_VERSION, Claim, GameSpec, SqliteStore, StoreError
 
 CONFIG = {"seed": 7, "bots": ["alpha", "beta"], "games_per_pairing": 4}
 
@@ -40,9 +40,9 @@ def make_games(n: int) -> list[GameSpec]:
     ]
 
 
-def new_store(path: Path, n: int) -> Store:
+def new_store(path: Path, n: int) -> SqliteStore:
     """A store at ``path`` initialised with ``n`` games."""
-    store = Store.open(path)
+    store = SqliteStore.open(path)
     assert store.init_tournament(config=CONFIG, config_hash="h1", games=make_games(n), now=0.0)
     return store
 
@@ -53,18 +53,20 @@ def db(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db: Path) -> Iterator[Store]:
+def store(db: Path) -> Iterator[SqliteStore]:
     with new_store(db, 5) as opened:
         yield opened
 
 
-def take(store: Store, owner: str = "host-a", *, now: float = 0.0, lease: float = 10.0) -> Claim:
+def take(
+    store: SqliteStore, owner: str = "host-a", *, now: float = 0.0, lease: float = 10.0
+) -> Claim:
     claim = store.claim(owner=owner, lease_seconds=lease, now=now)
     assert claim is not None
     return claim
 
 
-def record(store: Store, claim: Claim, *, now: float = 1.0, faults: int = 0) -> bool:
+def record(store: SqliteStore, claim: Claim, *, now: float = 1.0, faults: int = 0) -> bool:
     """Record a result naming the game and lease, with ``faults`` fault rows."""
     return store.record(
         claim,
@@ -81,7 +83,7 @@ def record(store: Store, claim: Claim, *, now: float = 1.0, faults: int = 0) -> 
 
 
 def test_first_run_stores_config_and_pending_games(db: Path) -> None:
-    with Store.open(db) as store:
+    with SqliteStore.open(db) as store:
         assert store.config() is None
         assert store.counts() == {"pending": 0, "claimed": 0, "done": 0}
         assert store.init_tournament(config=CONFIG, config_hash="h1", games=make_games(6), now=5.0)
@@ -98,7 +100,7 @@ def test_resume_with_same_hash_changes_nothing(db: Path) -> None:
         record(store, take(store))
         take(store)
         before = store.games()
-    with Store.open(db) as store:
+    with SqliteStore.open(db) as store:
         assert not store.init_tournament(
             config=CONFIG, config_hash="h1", games=make_games(4), now=99.0
         )
@@ -110,7 +112,7 @@ def test_another_config_hash_is_refused_and_nothing_changes(db: Path) -> None:
     with new_store(db, 3) as store:
         record(store, take(store))
         before = store.games()
-    with Store.open(db) as store:
+    with SqliteStore.open(db) as store:
         with pytest.raises(StoreError) as caught:
             store.init_tournament(config={"other": 1}, config_hash="h2", games=make_games(9), now=1)
         assert store.games() == before
@@ -124,13 +126,13 @@ def test_another_config_hash_is_refused_and_nothing_changes(db: Path) -> None:
 
 def test_same_hash_with_another_schedule_is_refused(db: Path) -> None:
     new_store(db, 3).close()
-    with Store.open(db) as store, pytest.raises(StoreError, match="different game schedule"):
+    with SqliteStore.open(db) as store, pytest.raises(StoreError, match="different game schedule"):
         store.init_tournament(config=CONFIG, config_hash="h1", games=make_games(4), now=1.0)
 
 
 def test_game_ids_must_be_0_to_n_minus_1(db: Path) -> None:
     games = make_games(3)
-    with Store.open(db) as store, pytest.raises(ValueError, match=r"0\.\.N-1"):
+    with SqliteStore.open(db) as store, pytest.raises(ValueError, match=r"0\.\.N-1"):
         store.init_tournament(config=CONFIG, config_hash="h", games=games[1:], now=0.0)
 
 
@@ -138,7 +140,7 @@ def test_garbage_file_is_a_store_error_naming_the_path(db: Path) -> None:
     garbage = random.Random(1).randbytes(5000)
     db.write_bytes(garbage)
     with pytest.raises(StoreError) as caught:
-        Store.open(db)
+        SqliteStore.open(db)
     assert caught.value.path == db
     assert str(db) in str(caught.value)
     assert "not a SQLite database" in str(caught.value)
@@ -153,7 +155,7 @@ def test_foreign_sqlite_file_is_refused_and_untouched(db: Path) -> None:
     conn.close()
     content = db.read_bytes()
     with pytest.raises(StoreError, match="not a gin-referee tournament store") as caught:
-        Store.open(db)
+        SqliteStore.open(db)
     assert str(db) in str(caught.value)
     assert "users" in str(caught.value)
     assert db.read_bytes() == content
@@ -166,17 +168,17 @@ def test_foreign_file_with_our_table_names_is_refused(db: Path) -> None:
     conn.commit()
     conn.close()
     with pytest.raises(StoreError, match="not a gin-referee tournament store"):
-        Store.open(db)
+        SqliteStore.open(db)
 
 
 def test_newer_schema_version_is_refused(db: Path) -> None:
-    Store.open(db).close()
+    SqliteStore.open(db).close()
     conn = sqlite3.connect(db)
     conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
     conn.commit()
     conn.close()
     with pytest.raises(StoreError, match=f"schema version \\[{SCHEMA_VERSION + 1}\\]"):
-        Store.open(db)
+        SqliteStore.open(db)
 
 
 def test_damaged_store_fails_its_integrity_check(db: Path) -> None:
@@ -185,17 +187,17 @@ def test_damaged_store_fails_its_integrity_check(db: Path) -> None:
         file.seek(4096 * 5)
         file.write(random.Random(2).randbytes(4096 * 3))
     with pytest.raises(StoreError, match=r"integrity check|not a SQLite database") as caught:
-        Store.open(db)
+        SqliteStore.open(db)
     assert str(db) in str(caught.value)
 
 
 def test_empty_file_becomes_a_store(db: Path) -> None:
     db.touch()
-    with Store.open(db) as store:
+    with SqliteStore.open(db) as store:
         assert store.counts() == {"pending": 0, "claimed": 0, "done": 0}
 
 
-def test_wal_mode_and_full_sync(store: Store, db: Path) -> None:
+def test_wal_mode_and_full_sync(store: SqliteStore, db: Path) -> None:
     other = sqlite3.connect(db)
     assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     other.close()
@@ -211,7 +213,7 @@ def test_close_is_idempotent_and_a_closed_store_raises(db: Path) -> None:
         store.counts()
 
 
-def test_recorded_rows_are_final_even_for_raw_sql(store: Store, db: Path) -> None:
+def test_recorded_rows_are_final_even_for_raw_sql(store: SqliteStore, db: Path) -> None:
     record(store, take(store), faults=1)
     conn = sqlite3.connect(db)
     for sql in (
@@ -230,7 +232,7 @@ def test_recorded_rows_are_final_even_for_raw_sql(store: Store, db: Path) -> Non
     assert len(store.faults()) == 1
 
 
-def test_claim_uses_the_open_games_index(store: Store) -> None:
+def test_claim_uses_the_open_games_index(store: SqliteStore) -> None:
     assert store._conn is not None
     for preferred in ("", " AND pairing = 'p'"):  # the preferred pairing's query too
         plan = store._conn.execute(
@@ -244,7 +246,7 @@ def test_claim_uses_the_open_games_index(store: Store) -> None:
 # --- the lifecycle ---------------------------------------------------------------------------
 
 
-def test_claims_go_in_game_order_and_count_attempts(store: Store) -> None:
+def test_claims_go_in_game_order_and_count_attempts(store: SqliteStore) -> None:
     claims = [take(store, now=0.0, lease=10.0) for _ in range(5)]
     assert [c.game.game_id for c in claims] == [0, 1, 2, 3, 4]
     assert {c.attempt for c in claims} == {1}
@@ -254,7 +256,7 @@ def test_claims_go_in_game_order_and_count_attempts(store: Store) -> None:
     assert store.counts() == {"pending": 0, "claimed": 5, "done": 0}
 
 
-def test_expired_lease_is_reclaimed_lowest_first(store: Store) -> None:
+def test_expired_lease_is_reclaimed_lowest_first(store: SqliteStore) -> None:
     first = take(store, now=0.0, lease=10.0)
     take(store, now=5.0, lease=10.0)  # game 1 expires at 15
     again = take(store, "host-b", now=10.0)  # game 0 expired exactly now
@@ -265,7 +267,7 @@ def test_expired_lease_is_reclaimed_lowest_first(store: Store) -> None:
     assert [row.attempts for row in store.games()] == [2, 1, 1, 0, 0]
 
 
-def test_renew_extends_a_held_lease_only(store: Store) -> None:
+def test_renew_extends_a_held_lease_only(store: SqliteStore) -> None:
     claim = take(store, now=0.0, lease=10.0)
     renewed = store.renew(claim, lease_seconds=10.0, now=8.0)
     assert renewed == Claim(claim.game, claim.lease, 18.0, 1)
@@ -278,7 +280,7 @@ def test_renew_extends_a_held_lease_only(store: Store) -> None:
     assert store.renew(stolen, lease_seconds=10.0, now=41.0) is not None
 
 
-def test_lost_lease_cannot_record_and_the_new_owner_wins(store: Store) -> None:
+def test_lost_lease_cannot_record_and_the_new_owner_wins(store: SqliteStore) -> None:
     lost = take(store, "host-a", now=0.0, lease=10.0)
     winner = take(store, "host-b", now=11.0)
     assert winner.game == lost.game
@@ -294,7 +296,7 @@ def test_lost_lease_cannot_record_and_the_new_owner_wins(store: Store) -> None:
     assert [f["detail"] for f in store.faults()] == ["f0"]
 
 
-def test_recording_twice_returns_false_and_keeps_the_first(store: Store) -> None:
+def test_recording_twice_returns_false_and_keeps_the_first(store: SqliteStore) -> None:
     claim = take(store)
     assert record(store, claim, now=3.0, faults=2)
     assert not store.record(
@@ -312,14 +314,14 @@ def test_recording_twice_returns_false_and_keeps_the_first(store: Store) -> None
     assert store.release_all() == 0
 
 
-def test_a_late_record_is_accepted_while_nobody_reclaimed(store: Store) -> None:
+def test_a_late_record_is_accepted_while_nobody_reclaimed(store: SqliteStore) -> None:
     claim = take(store, now=0.0, lease=1.0)
     assert record(store, claim, now=500.0)
     assert store.claim(owner="host-b", lease_seconds=1.0, now=501.0) is not None
     assert store.games()[0].status == "done"
 
 
-def test_faults_round_trip_with_their_game_and_extra_fields(store: Store) -> None:
+def test_faults_round_trip_with_their_game_and_extra_fields(store: SqliteStore) -> None:
     take(store)
     claim = take(store)
     fault = {"seat": 1, "kind": "illegal", "detail": "knock 9c", "game": 2, "hand": 3}
@@ -330,7 +332,7 @@ def test_faults_round_trip_with_their_game_and_extra_fields(store: Store) -> Non
         store.record(take(store), result={}, faults=[{"seat": 0}], timings=None, now=1.0)
 
 
-def test_release_gives_back_only_a_held_claim(store: Store) -> None:
+def test_release_gives_back_only_a_held_claim(store: SqliteStore) -> None:
     claim = take(store, now=0.0, lease=1.0)
     store.release(claim)
     again = take(store, "host-b", now=0.0)
@@ -341,7 +343,7 @@ def test_release_gives_back_only_a_held_claim(store: Store) -> None:
     assert record(store, again)
 
 
-def test_release_all_by_owner_or_everyone(store: Store) -> None:
+def test_release_all_by_owner_or_everyone(store: SqliteStore) -> None:
     a1, _, a2 = take(store, "host-a"), take(store, "host-b"), take(store, "host-a")
     record(store, a2)
     assert store.release_all(owner="host-a") == 1
@@ -358,7 +360,7 @@ def test_release_all_by_owner_or_everyone(store: Store) -> None:
 def drain(path: Path, owner: str) -> list[int]:
     """Claim and record until nothing is left; the game ids this connection recorded."""
     mine = []
-    with Store.open(path, busy_timeout=60.0) as store:
+    with SqliteStore.open(path, busy_timeout=60.0) as store:
         while (claim := store.claim(owner=owner, lease_seconds=600.0, now=0.0)) is not None:
             assert record(store, claim, faults=1)
             mine.append(claim.game.game_id)
@@ -368,7 +370,7 @@ def drain(path: Path, owner: str) -> list[int]:
 def check_all_done_once(
     path: Path, n: int, faults_per_game: int, *, reclaims: bool = False
 ) -> None:
-    with Store.open(path) as store:
+    with SqliteStore.open(path) as store:
         rows = store.games()
         assert store.counts() == {"pending": 0, "claimed": 0, "done": n}
         if not reclaims:
@@ -444,7 +446,7 @@ def test_kill_in_the_middle_of_record_leaves_the_game_claimed(db: Path) -> None:
     new_store(db, 6).close()
 
     def child() -> None:
-        store = Store.open(db)
+        store = SqliteStore.open(db)
         for _ in range(3):
             record(store, take(store), faults=2)
         doomed = take(store)
@@ -459,7 +461,7 @@ def test_kill_in_the_middle_of_record_leaves_the_game_claimed(db: Path) -> None:
         record(store, doomed, faults=2)
 
     assert exit_status(fork(child)) == -signal.SIGKILL
-    with Store.open(db) as store:
+    with SqliteStore.open(db) as store:
         assert store.counts() == {"pending": 1, "claimed": 2, "done": 3}
         assert [row.status for row in store.games()][:5] == ["done"] * 3 + ["claimed"] * 2
         assert sorted(f["game_id"] for f in store.faults()) == [0, 0, 1, 1, 2, 2]
@@ -479,7 +481,7 @@ def test_kill_at_random_moments_never_loses_or_duplicates(db: Path) -> None:
         time.sleep(rng.uniform(0.005, 0.15))
         os.kill(pid, signal.SIGKILL)
         assert exit_status(pid) in (0, -signal.SIGKILL)
-        with Store.open(db) as store:
+        with SqliteStore.open(db) as store:
             counts = store.counts()
             assert sum(counts.values()) == n
             assert counts["claimed"] <= 1  # the one game in flight, if any
@@ -498,7 +500,7 @@ def test_dropping_the_object_without_close_keeps_what_was_committed(db: Path) ->
     record(store, take(store))
     take(store)
     del store  # no close(): the connection is just abandoned
-    with Store.open(db) as reopened:
+    with SqliteStore.open(db) as reopened:
         assert reopened.counts() == {"pending": 2, "claimed": 1, "done": 1}
 
 
@@ -619,7 +621,7 @@ def test_a_claim_prefers_the_given_pairing_then_game_order(tmp_path: Path) -> No
         GameSpec(i, pairing, "a", "b", f"k{i}", None)
         for i, pairing in enumerate(["p1", "p2", "p1", "p2", "p3"])
     ]
-    store = Store.open(tmp_path / "s.sqlite")
+    store = SqliteStore.open(tmp_path / "s.sqlite")
     try:
         assert store.init_tournament(config=CONFIG, config_hash="h", games=games, now=0.0)
 

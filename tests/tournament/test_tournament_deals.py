@@ -18,7 +18,7 @@ from referee.rules import STANDARD
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import KEY_FILE, deal_status, open_deal
 from referee.tournament.runner import schedule
-from referee.tournament.store import Store, StoreError
+from referee.tournament.store import SqliteStore, StoreError
 from tests.e2e.helpers import BOTS, FAST, PY
 from tests.tournament.test_tournament_e2e import write_config
 
@@ -99,9 +99,9 @@ def _config(seed: int | None = None) -> TournamentConfig:
     )
 
 
-def _store(out: Path, config: TournamentConfig) -> tuple[Store, bool]:
+def _store(out: Path, config: TournamentConfig) -> tuple[SqliteStore, bool]:
     out.mkdir(exist_ok=True)
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     created = store.init_tournament(
         config=config.to_dict(), config_hash=config.config_hash, games=schedule(config), now=1.0
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 from tests.e2e.helpers import BOTS, GREEDY, RANDOM, bad, node_bot
 
 pytestmark = pytest.mark.timeout(180)
@@ -32,7 +32,7 @@ def write_config(path: Path, bots: list[tuple[str, str]], games: int, **extra: o
         "[time]",
         "move = 0.5",
         "bank = 2.0",
-        "startup = 10.0",
+        f"startup = {extra.get('startup', 10.0)}",
     ]
     for name, command in bots:
         lines += ["[[bots]]", f'name = "{name}"', f"command = {json.dumps(command)}"]
@@ -41,7 +41,7 @@ def write_config(path: Path, bots: list[tuple[str, str]], games: int, **extra: o
 
 
 def game_results(out: Path) -> dict[int, tuple[object, ...]]:
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     try:
         rows = store.games()
     finally:
@@ -76,7 +76,7 @@ def test_the_hand_cap_per_game_is_configurable(tmp_path: Path) -> None:
     to the bot with more points (a draw when equal)."""
     config = write_config(tmp_path / "t.toml", [("g", GREEDY), ("r", RANDOM)], 2, max_hands=1)
     assert main(["tournament", str(config), "--out", str(tmp_path / "out")]) == 0
-    store = Store.open(tmp_path / "out" / "tournament.sqlite")
+    store = SqliteStore.open(tmp_path / "out" / "tournament.sqlite")
     try:
         results = [row.result for row in store.games() if row.result is not None]
     finally:
@@ -128,7 +128,7 @@ def test_the_node_bot_is_kept_between_games(tmp_path: Path) -> None:
     assert main(["tournament", str(config), "--out", str(out)]) == 0
     results = game_results(out)
     assert len(results) == 4 and all(status == "done" for status, *_ in results.values())
-    store = Store.open(out / "tournament.sqlite")
+    store = SqliteStore.open(out / "tournament.sqlite")
     try:
         assert store.faults() == []
     finally:
@@ -146,7 +146,7 @@ def test_a_bot_that_asks_multi_match_and_leaves_costs_only_itself(
     bots = [("greedy", GREEDY), ("liar", bad(mode, 10_000))]
     config = write_config(tmp_path / "t.toml", bots, games=4, concurrency=1)
     assert main(["tournament", str(config), "--out", str(tmp_path / "out")]) == 0
-    store = Store.open(tmp_path / "out" / "tournament.sqlite")
+    store = SqliteStore.open(tmp_path / "out" / "tournament.sqlite")
     try:
         rows = store.games()
     finally:

@@ -9,7 +9,7 @@ import pytest
 
 from referee.cli import main
 from referee.tournament.report import compute_standings, estimate_text
-from referee.tournament.store import Store
+from referee.tournament.store import SqliteStore
 from tests.e2e.helpers import GREEDY, RANDOM, bad
 from tests.tournament.test_tournament_e2e import write_config
 from tests.view.browser import Browser
@@ -39,7 +39,7 @@ def test_report_shows_standings_pairings_faults_and_links_to_every_game(
 ) -> None:
     assert main(["report", str(run_dir)]) == 0
     assert "6 replay page(s) written, 0 kept" in capsys.readouterr().out
-    with Store.open(run_dir / "tournament.sqlite") as store:
+    with SqliteStore.open(run_dir / "tournament.sqlite") as store:
         standings = compute_standings(store.games())
     page = browser.open((run_dir / "report.html").as_uri())
     names = page.eval("[...document.querySelectorAll('#standings tbody tr')]"

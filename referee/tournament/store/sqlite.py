@@ -1,142 +1,56 @@
-"""The tournament results store: every scheduled game and its result, in one SQLite file.
-
-A game goes through one lifecycle, shaped for a future server database shared by several
-referee hosts (see ``docs/store.md`` for the PostgreSQL mapping of every method):
-
-1. :meth:`Store.claim` takes the lowest game that is pending, or claimed under an expired lease,
-   and hands out a fresh random lease token with an expiry;
-2. the caller plays the game, calling :meth:`Store.renew` if it runs long;
-3. :meth:`Store.record` stores the result, its faults and timings in ONE transaction, and only
-   if the game is still claimed under that lease; a lost lease or a second call changes nothing.
+"""The SQLite tournament store: one file on a local disk, shared by the processes of one machine.
 
 Durability: WAL journal with ``synchronous=FULL``: a commit returns only after the WAL is
 fsynced, so a recorded result survives ``kill -9`` *and* power loss. Each method is one short
 ``BEGIN IMMEDIATE`` transaction, so several connections (processes) serialize on SQLite's write
 lock and can never claim the same game. Recorded games are final: triggers reject any update or
-delete of a done game and any delete of a fault. Times are injected (``now``), never read here.
+delete of a done game and any delete of a fault. The lifecycle is :mod:`.base`'s.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import secrets
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-__all__ = ["SCHEMA_VERSION", "Claim", "GameRow", "GameSpec", "Store", "StoreError"]
+from referee.tournament.store.base import (
+    STATUSES,
+    Claim,
+    GameRow,
+    GameSpec,
+    Runner,
+    StoreBase,
+    StoreBusy,
+    StoreError,
+    busy_reason,
+    check_schedule,
+    check_times,
+    dumps,
+    fault_dict,
+    fault_rows,
+    other_config,
+)
+from referee.tournament.store.schemas import APPLICATION, SQLITE_VERSION
+from referee.tournament.store.schemas import SQLITE_RUNNERS as _RUNNERS
+from referee.tournament.store.schemas import SQLITE_SCHEMA as _SCHEMA
 
-SCHEMA_VERSION = 2
+__all__ = ["SCHEMA_VERSION", "SqliteStore"]
+
+SCHEMA_VERSION = SQLITE_VERSION
 """Version of the table layout written by this module (table ``schema_version``)."""
 
-_APPLICATION = "gin-referee tournament store"
-_STATUSES = ("pending", "claimed", "done")
-_FAULT_COLUMNS = ("seat", "kind", "detail", "hand", "request_id")
+_APPLICATION = APPLICATION
 _GAME_COLUMNS = "game_id, pairing, seat0, seat1, deal_id, pair_index"
 
-_FINAL = "BEGIN SELECT RAISE(ABORT, 'recorded data is final'); END;"
-_SCHEMA = f"""CREATE TABLE schema_version (version INTEGER NOT NULL);
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE tournament (id INTEGER PRIMARY KEY CHECK (id = 1), config_json TEXT NOT NULL,
-    config_hash TEXT NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE games (
-    game_id INTEGER PRIMARY KEY CHECK (game_id >= 0), pairing TEXT NOT NULL,
-    seat0 TEXT NOT NULL, seat1 TEXT NOT NULL, deal_id TEXT NOT NULL, pair_index INTEGER,
-    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'claimed', 'done')),
-    owner TEXT, lease TEXT, lease_expires REAL, attempts INTEGER NOT NULL DEFAULT 0,
-    result_json TEXT, timings_json TEXT, recorded_at REAL,
-    CHECK (status <> 'claimed' OR (lease IS NOT NULL AND lease_expires IS NOT NULL)),
-    CHECK ((status = 'done') = (result_json IS NOT NULL AND recorded_at IS NOT NULL)));
-CREATE INDEX games_status ON games (status);
-CREATE INDEX games_open ON games (game_id) WHERE status <> 'done';
-CREATE TABLE faults (id INTEGER PRIMARY KEY, game_id INTEGER NOT NULL REFERENCES games (game_id),
-    seat INTEGER, kind TEXT NOT NULL, detail TEXT, hand INTEGER, request_id INTEGER,
-    extra_json TEXT);
-CREATE INDEX faults_game ON faults (game_id);
-CREATE TRIGGER games_done_final BEFORE UPDATE ON games WHEN OLD.status = 'done' {_FINAL}
-CREATE TRIGGER games_kept BEFORE DELETE ON games {_FINAL}
-CREATE TRIGGER faults_final BEFORE UPDATE ON faults {_FINAL}
-CREATE TRIGGER faults_kept BEFORE DELETE ON faults {_FINAL}
-CREATE TRIGGER tournament_final BEFORE UPDATE ON tournament {_FINAL}
-CREATE TRIGGER tournament_kept BEFORE DELETE ON tournament {_FINAL}
-INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION});
-INSERT INTO meta (key, value) VALUES ('application', '{_APPLICATION}')"""
-
-
-class StoreError(Exception):
-    """The store file cannot be used: not a database, not ours, another tournament, I/O error."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(path, reason)
-        self.path = path
-        """The database file."""
-        self.reason = reason
-        """What is wrong, in words."""
-
-    def __str__(self) -> str:
-        return f"tournament store {self.path}: {self.reason}"
-
-
-@dataclass(frozen=True, slots=True)
-class GameSpec:
-    """One scheduled game, fixed when the tournament is initialised."""
-
-    game_id: int
-    """0..N-1, stable for the tournament; also the claim order."""
-    pairing: str
-    """Stable name of the unordered pairing, e.g. ``alpha-vs-beta``."""
-    seat0: str
-    """Bot in seat 0."""
-    seat1: str
-    """Bot in seat 1."""
-    deal_id: str
-    """What the deck orders derive from along with the tournament's deal key, e.g.
-    ``alpha-vs-beta/pair3`` (shared by the two games of a duplicate pair)."""
-    pair_index: int | None
-    """Duplicate pair number within the pairing, None when unpaired."""
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """A game taken to be played, valid while nobody else re-claims it: ``lease`` is the random
-    token that record/renew/release need, ``expires`` the time (injected clock) until which
-    nobody else may take the game, ``attempt`` 1 for the first claim of the game, then 2, 3..."""
-
-    game: GameSpec
-    lease: str
-    expires: float
-    attempt: int
-
-
-@dataclass(frozen=True, slots=True)
-class GameRow:
-    """A game as stored: ``status`` is ``pending``, ``claimed`` or ``done``; ``result``,
-    ``recorded_at`` (injected clock) and ``timings`` are None until done (``timings`` may stay
-    None); ``attempts`` counts the claims."""
-
-    spec: GameSpec
-    status: str
-    result: dict[str, Any] | None
-    attempts: int
-    recorded_at: float | None
-    timings: dict[str, Any] | None = None
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-def _check_times(now: float, lease_seconds: float | None = None) -> None:
-    if not math.isfinite(now):
-        raise ValueError(f"now must be a finite time, not {now!r}")
-    if lease_seconds is not None and not (math.isfinite(lease_seconds) and lease_seconds > 0):
-        raise ValueError(f"lease_seconds must be positive and finite, not {lease_seconds!r}")
+_RELEASE = (
+    "UPDATE games SET status = 'pending', owner = NULL, lease = NULL, lease_expires = NULL"
+    " WHERE status = 'claimed'"
+)
 
 
 @contextmanager
@@ -160,11 +74,11 @@ def _spec(row: Sequence[Any]) -> GameSpec:
     return GameSpec(row[0], row[1], row[2], row[3], row[4], row[5])
 
 
-class Store:
+class SqliteStore(StoreBase):
     """The results store of one tournament (one SQLite file). Use :meth:`open`.
 
     Thread-safe (calls are serialized by a lock), but meant for one thread: each call is one
-    short transaction. Several ``Store`` objects (processes) may share the file.
+    short transaction. Several ``SqliteStore`` objects (processes) may share the file.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
@@ -173,7 +87,7 @@ class Store:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: Path, *, busy_timeout: float = 5.0) -> Store:
+    def open(cls, path: Path, *, busy_timeout: float = 5.0) -> SqliteStore:
         """Open (creating if new or empty) the store at ``path``; check it is ours; WAL mode.
 
         ``busy_timeout`` bounds the wait for another connection's write lock. A file that is not
@@ -233,26 +147,18 @@ class Store:
         problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
         if problems != ["ok"]:
             raise StoreError(path, f"failed its integrity check: {'; '.join(problems)}")
+        if "runners" not in tables:  # added without a version change: stores of 2 lack it
+            conn.execute(_RUNNERS)
 
     @property
     def path(self) -> Path:
         """The database file."""
         return self._path
 
-    def close(self) -> None:
-        """Close the connection (idempotent). Nothing is lost: every method has committed."""
-        with self._lock:
-            if self._conn is not None:
-                conn, self._conn = self._conn, None
-                conn.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+    @property
+    def location(self) -> str:
+        """The database file, as text."""
+        return str(self._path)
 
     @contextmanager
     def _tx(self, what: str, *, write: bool = True) -> Iterator[sqlite3.Connection]:
@@ -275,12 +181,9 @@ class Store:
         A later run with the same ``config_hash`` (and the same games) changes nothing and
         returns False (resume). Another hash raises :class:`StoreError`.
         """
-        _check_times(now)
-        ids = sorted(game.game_id for game in games)
-        if ids != list(range(len(games))):
-            raise ValueError("game ids must be exactly 0..N-1, each once")
-        config_json = _dumps(config)
-        rows = [(g.game_id, g.pairing, g.seat0, g.seat1, g.deal_id, g.pair_index) for g in games]
+        check_times(now)
+        rows = check_schedule(games)
+        config_json = dumps(config)
         with self._tx("init_tournament") as conn:
             found = conn.execute("SELECT config_hash FROM tournament WHERE id = 1").fetchone()
             if found is None:
@@ -292,14 +195,9 @@ class Store:
                 conn.executemany(f"INSERT INTO games ({_GAME_COLUMNS}) VALUES (?,?,?,?,?,?)", rows)
                 return True
             if found[0] != config_hash:
-                raise StoreError(
-                    self._path,
-                    f"was created for another tournament configuration (hash {found[0]}, now "
-                    f"{config_hash}); use a new output directory, or the original configuration"
-                    " to resume",
-                )
+                raise StoreError(self._path, other_config(found[0], config_hash))
             stored = conn.execute(f"SELECT {_GAME_COLUMNS} FROM games ORDER BY game_id")
-            if stored.fetchall() != sorted(rows):
+            if stored.fetchall() != rows:
                 raise StoreError(
                     self._path, "has the same configuration hash but a different game schedule"
                 )
@@ -327,7 +225,7 @@ class Store:
         Gives it a new random lease until ``now + lease_seconds`` and counts the attempt.
         None when nothing is claimable (all done, or claimed under live leases).
         """
-        _check_times(now, lease_seconds)
+        check_times(now, lease_seconds)
         lease, expires = secrets.token_hex(16), now + lease_seconds
         claimable = (
             f"SELECT {_GAME_COLUMNS}, attempts FROM games"
@@ -355,7 +253,7 @@ class Store:
     def renew(self, claim: Claim, *, lease_seconds: float, now: float) -> Claim | None:
         """Extend the lease to ``now + lease_seconds`` if still held (even if past its expiry
         but not re-claimed); None if lost."""
-        _check_times(now, lease_seconds)
+        check_times(now, lease_seconds)
         expires = now + lease_seconds
         with self._tx("renew") as conn:
             cursor = conn.execute(
@@ -374,23 +272,19 @@ class Store:
         faults: Sequence[dict[str, Any]],
         timings: dict[str, Any] | None,
         now: float,
+        files: Mapping[str, bytes] | None = None,
     ) -> bool:
         """Record the result, faults and timings in one transaction if the lease still holds.
 
         The game must still be claimed under ``claim.lease``; an expired lease nobody re-claimed
         is accepted. Returns False, changing nothing, if the lease was lost or the game is done:
-        a result is never recorded twice.
+        a result is never recorded twice. ``files`` are not kept: a SQLite store's records and
+        stderr files are in its output directory already.
         """
-        _check_times(now)
-        result_json = _dumps(result)
-        timings_json = None if timings is None else _dumps(timings)
-        fault_rows: list[tuple[object, ...]] = []
-        for fault in faults:
-            if not isinstance(fault.get("kind"), str):
-                raise ValueError(f"a fault needs a 'kind' string: {fault!r}")
-            extra = {k: v for k, v in fault.items() if k not in _FAULT_COLUMNS}
-            values = (fault.get(column) for column in _FAULT_COLUMNS)
-            fault_rows.append((claim.game.game_id, *values, _dumps(extra) if extra else None))
+        check_times(now)
+        result_json = dumps(result)
+        timings_json = None if timings is None else dumps(timings)
+        rows = [(claim.game.game_id, *row) for row in fault_rows(faults)]
         with self._tx("record") as conn:
             cursor = conn.execute(
                 "UPDATE games SET status = 'done', result_json = ?, timings_json = ?,"
@@ -402,7 +296,7 @@ class Store:
             conn.executemany(
                 "INSERT INTO faults (game_id, seat, kind, detail, hand, request_id, extra_json)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                fault_rows,
+                rows,
             )
             return True
 
@@ -420,37 +314,89 @@ class Store:
 
         For resuming on a single host, where no claim can still be alive.
         """
-        where = "status = 'claimed'" + ("" if owner is None else " AND owner = ?")
+        where = "" if owner is None else " AND owner = ?"
         with self._tx("release_all") as conn:
-            cursor = conn.execute(
-                "UPDATE games SET status = 'pending', owner = NULL, lease = NULL,"
-                f" lease_expires = NULL WHERE {where}",
-                () if owner is None else (owner,),
-            )
+            cursor = conn.execute(_RELEASE + where, () if owner is None else (owner,))
             return cursor.rowcount
 
-    def commit_deal(self, commitment: str) -> str:
-        """Store the tournament's deal commitment unless one is stored; return the stored one
-        (the caller compares: a resumed run must deal from the same key)."""
-        with self._tx("commit_deal") as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('deal_commitment', ?)",
-                (commitment,),
-            )
-            row = conn.execute("SELECT value FROM meta WHERE key = 'deal_commitment'").fetchone()
+    def set_meta(self, key: str, value: str) -> str:
+        """Store ``value`` under ``key`` unless one is stored; return the stored one."""
+        with self._tx("set_meta") as conn:
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return str(row[0])
 
-    def deal_commitment(self) -> str | None:
-        """The stored deal commitment (None before the first run dealt)."""
-        with self._tx("deal_commitment", write=False) as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'deal_commitment'").fetchone()
+    def get_meta(self, key: str) -> str | None:
+        """A stored text value, None if absent."""
+        with self._tx("get_meta", write=False) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def join(
+        self, runner: Runner, *, now: float, exclusive: bool, dead: Sequence[str] = ()
+    ) -> list[Runner]:
+        """Register ``runner``; forget the ``dead`` ones and release their claims; with
+        ``exclusive``, :class:`StoreBusy` if another runner is alive. The others alive."""
+        check_times(now)
+        with self._tx("join") as conn:
+            conn.execute("DELETE FROM runners WHERE expires <= ?", (now,))
+            for owner in dead:
+                conn.execute("DELETE FROM runners WHERE owner = ?", (owner,))
+            conn.execute(  # claims of no live runner: their runner is dead
+                _RELEASE + " AND owner NOT IN (SELECT owner FROM runners) AND owner <> ?",
+                (runner.owner,),
+            )
+            others = [
+                Runner(*row)
+                for row in conn.execute(
+                    "SELECT owner, host, pid, role, expires FROM runners"
+                    " WHERE owner <> ? ORDER BY owner",
+                    (runner.owner,),
+                )
+            ]
+            rivals = [other for other in others if other.role == "tournament"]
+            if exclusive and rivals:
+                raise StoreBusy(self._path, busy_reason(rivals))
+            conn.execute(
+                "INSERT OR REPLACE INTO runners (owner, host, pid, role, expires)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (runner.owner, runner.host, runner.pid, runner.role, runner.expires),
+            )
+        return others
+
+    def runners(self, *, now: float) -> list[Runner]:
+        """The registered runners alive at ``now``."""
+        with self._tx("runners", write=False) as conn:
+            rows = conn.execute(
+                "SELECT owner, host, pid, role, expires FROM runners WHERE expires > ?"
+                " ORDER BY owner",
+                (now,),
+            ).fetchall()
+        return [Runner(*row) for row in rows]
+
+    def heartbeat(self, owner: str, *, expires: float) -> bool:
+        """Keep ``owner`` alive until ``expires``; False if it was forgotten."""
+        check_times(expires)
+        with self._tx("heartbeat") as conn:
+            cursor = conn.execute(
+                "UPDATE runners SET expires = ? WHERE owner = ?", (expires, owner)
+            )
+            return cursor.rowcount == 1
+
+    def leave(self, owner: str) -> None:
+        """Unregister ``owner``."""
+        with self._tx("leave") as conn:
+            conn.execute("DELETE FROM runners WHERE owner = ?", (owner,))
+
+    def file(self, game_id: int, name: str) -> bytes | None:
+        """Always None: a SQLite store's files are in its output directory."""
+        return None
 
     def counts(self) -> dict[str, int]:
         """Number of games by status (every status present, zeros included)."""
         with self._tx("counts", write=False) as conn:
             found = dict(conn.execute("SELECT status, count(*) FROM games GROUP BY status"))
-        return {status: int(found.get(status, 0)) for status in _STATUSES}
+        return {status: int(found.get(status, 0)) for status in STATUSES}
 
     def games(self) -> list[GameRow]:
         """Every game, by game_id."""
@@ -471,5 +417,4 @@ class Store:
                 "SELECT game_id, seat, kind, detail, hand, request_id, extra_json"
                 " FROM faults ORDER BY id"
             ).fetchall()
-        names = ("game_id", *_FAULT_COLUMNS)
-        return [(_loads(row[6]) or {}) | dict(zip(names, row[:6], strict=True)) for row in rows]
+        return [fault_dict(row) for row in rows]

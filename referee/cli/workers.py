@@ -1,0 +1,138 @@
+"""The ``worker`` and ``fetch`` commands: more referee processes on a tournament's shared store,
+and a game's files out of a PostgreSQL store (thin: parse, run, print)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from referee.cli.tournament import run_with_signals
+from referee.tournament.lease import LEASE_SECONDS
+from referee.tournament.runner import TournamentRun
+from referee.tournament.store import StoreError, is_url, open_store
+from referee.tournament.worker import STORE_ENV, WorkerError, check_joinable, worker_config
+
+__all__ = ["add_worker_commands", "run_fetch", "run_worker"]
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+
+
+def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``worker`` and ``fetch``."""
+    w = sub.add_parser("worker", help="join a running tournament's store as one more referee")
+    w.add_argument("--store", default=os.environ.get(STORE_ENV),
+                   help=f"the store: postgresql:// URL or SQLite file (default: ${STORE_ENV},"
+                   " which keeps a password off the command line)")  # fmt: skip
+    w.add_argument("--tournament", default=None, help="its name (if the database holds several)")
+    w.add_argument("--out", type=Path, default=None,
+                   help="local directory: deal.key, records, stderr (default: the SQLite"
+                   " file's directory, or runs/NAME)")  # fmt: skip
+    w.add_argument("--concurrency", type=int, default=None,
+                   help="games at once (default tournament.concurrency)")  # fmt: skip
+    w.add_argument("--lease", type=float, default=LEASE_SECONDS,
+                   help=f"seconds a claim lives unrenewed (default {LEASE_SECONDS:g})")  # fmt: skip
+    w.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
+    w.add_argument("--log-level", default="info")
+    f = sub.add_parser("fetch", help="copy records and stderr tails out of a PostgreSQL store")
+    f.add_argument("--store", required=True, help="postgresql:// URL")
+    f.add_argument("--tournament", default=None, help="its name (if the database holds several)")
+    f.add_argument("--out", type=Path, required=True, help="directory to write games/, stderr/")
+
+
+async def _watch_parent(parent: int, stop: asyncio.Event) -> None:
+    """Stop when the process that started this worker is gone (it was killed)."""
+    try:
+        fd = os.pidfd_open(parent)
+    except ProcessLookupError:
+        stop.set()
+        return
+    gone = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_reader(fd, gone.set)  # a pidfd is readable once its process has exited
+    try:
+        if os.getppid() == parent:
+            await gone.wait()
+        stop.set()
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+async def run_worker(args: argparse.Namespace) -> int:
+    """``gin-referee worker --store URL``: play games of a running tournament until none is
+    left; the configuration comes from the store, the bots from this machine."""
+    if not args.store:
+        print(f"gin-referee: worker: give --store URL (or set {STORE_ENV})", file=sys.stderr)
+        return EXIT_USAGE
+    if args.concurrency is not None and not 1 <= args.concurrency <= 256:
+        print("gin-referee: --concurrency must be between 1 and 256", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with open_store(args.store, tournament=args.tournament) as store:
+            config, text = worker_config(store)
+            location = store.location
+            out = args.out or (
+                Path(args.store).parent if not is_url(args.store) else Path("runs") / config.name
+            )
+            check_joinable(store, out, config.seed)
+    except (StoreError, WorkerError) as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.concurrency is not None:
+        config = replace(config, concurrency=args.concurrency)
+    stop = asyncio.Event()
+    run = TournamentRun(
+        config, out, stop=stop, store=args.store, worker=True, lease=args.lease, config_text=text
+    )
+    watcher = None
+    if args.parent is not None:
+        watcher = asyncio.ensure_future(_watch_parent(args.parent, stop))
+    try:
+        interrupted = await run_with_signals(run, stop)
+    except StoreError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+    print(f"worker {run.owner}: stopped ({location})", file=sys.stderr)
+    return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    """``gin-referee fetch --store URL --out DIR``: every recorded game's record (``games/``)
+    and its bots' stderr tails (``stderr/``), named as a local run names them."""
+    if not is_url(args.store):
+        print(f"gin-referee: --store must be a postgresql:// URL, not {args.store!r}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    try:
+        with open_store(args.store, tournament=args.tournament) as store:
+            written = 0
+            for row in store.games():
+                if row.status != "done" or row.result is None:
+                    continue
+                record = row.result.get("record")
+                stem = Path(str(record)).stem if record else f"g{row.spec.game_id:06d}"
+                for seat in sorted({row.spec.seat0, row.spec.seat1}):
+                    data = store.file(row.spec.game_id, f"stderr.{seat}")
+                    if data is not None:
+                        _write(args.out / "stderr" / f"{stem}.{seat}.stderr", data)
+                data = store.file(row.spec.game_id, "record")
+                if data is not None:
+                    _write(args.out / "games" / f"{stem}.jsonl", data)
+                    written += 1
+    except StoreError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{written} record(s) written to {args.out / 'games'}")
+    return EXIT_OK
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)

@@ -1,0 +1,63 @@
+"""A tournament's schedule of games, and the stored form of a finished game's result.
+
+Duplicate deals: games ``2p`` and ``2p+1`` of a pairing share a ``deal_id``, so they see the
+same deck orders, with the seats swapped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from referee.match import MatchResult
+from referee.tournament.config import TournamentConfig
+from referee.tournament.store import GameSpec
+
+__all__ = ["GameOutcome", "result_dict", "schedule"]
+
+
+def schedule(config: TournamentConfig) -> list[GameSpec]:
+    """Every game of the tournament, interleaving pairings so early standings are fair."""
+    games: list[GameSpec] = []
+    pairings = config.pairings()
+    for k in range(config.games_per_pairing):
+        for first, second in pairings:
+            pairing = f"{first}-vs-{second}"
+            swap = k % 2 == 1
+            seat0, seat1 = (second, first) if swap else (first, second)
+            if config.duplicate:
+                pair_index: int | None = k // 2
+                deal_id = f"{pairing}/pair{k // 2}"
+            else:
+                pair_index = None
+                deal_id = f"{pairing}/game{k}"
+            games.append(GameSpec(len(games), pairing, seat0, seat1, deal_id, pair_index))
+    return games
+
+
+@dataclass(frozen=True, slots=True)
+class GameOutcome:
+    """A finished game as reported to progress displays."""
+
+    spec: GameSpec
+    """The game."""
+    result: dict[str, Any]
+    """What was stored."""
+
+
+def result_dict(spec: GameSpec, result: MatchResult) -> dict[str, Any]:
+    """The stored form of a game's result."""
+    names = (spec.seat0, spec.seat1)
+    winner = None if result.winner is None else names[result.winner]
+    return {
+        "seats": list(names),
+        "winner": winner,
+        "reason": result.reason,
+        "totals": [s.points for s in result.seats],
+        "hands_won": [s.hands_won for s in result.seats],
+        "decisions": [s.decisions for s in result.seats],
+        "time_used": [round(s.time_used, 4) for s in result.seats],
+        "faults": [f.to_dict() for s in result.seats for f in s.faults],
+        "record": result.record_path,
+        "sandbox": result.sandbox,
+    }
