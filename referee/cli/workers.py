@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from referee.cli.tournament import run_with_signals
+from referee.net.keys import KeyPair
 from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.runner import TournamentRun
 from referee.tournament.store import StoreError, is_url, open_store
@@ -18,7 +19,7 @@ from referee.tournament.worker import STORE_ENV, WorkerError, check_joinable, wo
 
 __all__ = ["add_worker_commands", "run_fetch", "run_worker"]
 
-EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
 
 
 def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -86,7 +87,14 @@ async def run_worker(args: argparse.Namespace) -> int:
         config = replace(config, concurrency=args.concurrency)
     stop = asyncio.Event()
     run = TournamentRun(
-        config, out, stop=stop, store=args.store, worker=True, lease=args.lease, config_text=text
+        config,
+        out,
+        stop=stop,
+        store=args.store,
+        worker=True,
+        lease=args.lease,
+        config_text=text,
+        curve=KeyPair.generate(),  # local bots on TCP (local_transport = "tcp") get keys
     )
     watcher = None
     if args.parent is not None:
@@ -100,6 +108,10 @@ async def run_worker(args: argparse.Namespace) -> int:
         if watcher is not None:
             watcher.cancel()
     print(f"worker {run.owner}: stopped ({location})", file=sys.stderr)
+    if run.failed:  # referee bugs: those games stay unplayed (another runner may try them)
+        for game, error in sorted(run.failed.items()):
+            print(f"gin-referee: game {game} not played (referee error): {error}", file=sys.stderr)
+        return EXIT_INTERNAL
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
 
 

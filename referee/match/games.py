@@ -10,7 +10,6 @@ forfeited game is scored here; a forfeited match surfaces as :class:`MatchForfei
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -86,12 +85,12 @@ class MatchGames:
     async def connect(self) -> None:
         """Wait for both hellos within the start-up limit; failures forfeit the match."""
         waits = [asyncio.ensure_future(link.wait_connected()) for link in self.links]
-        done, pending = await asyncio.wait(waits, timeout=self.config.time.startup)
-        for task in pending:
-            task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        try:
+            done, _ = await asyncio.wait(waits, timeout=self.config.time.startup)
+        finally:  # also when the match is aborted while it waits: no task left behind
+            for task in waits:
+                task.cancel()  # (a finished one keeps its outcome, read below)
+            await asyncio.gather(*waits, return_exceptions=True)
         for link in self.links:
             if link.error is not None:
                 raise link.error

@@ -20,10 +20,13 @@ delivered, :attr:`RouterTransport.arrived` says when its bytes reached the refer
 the loop's own busy time before it read them (:mod:`referee.net.turns`): the match layer
 charges bots from it.
 
-Limits (all in :class:`TransportConfig`): connections in all and per address; the handshake
-and admission deadlines; one live connection per CURVE client key (a second is refused during
-its handshake: the first keeps its seat); message size (a multipart message is dropped frame
-by frame and reported once); frames parsed per second per connection; bytes queued per peer.
+Limits (all in :class:`TransportConfig`): connections in all and per address, counted apart for
+TCP and for ipc (this machine's bots), each kind held below half of what the descriptor limit
+leaves (:mod:`referee.net.budget`): no flood of TCP connections can take the descriptors the
+referee's own bots and files need; the handshake and admission deadlines; one live
+connection per CURVE client key (a second is refused during its handshake: the first keeps its
+seat); message size (a multipart message is dropped frame by frame and reported once); frames
+parsed per second per connection; bytes queued per peer.
 
 Known limits: a peer that reads nothing makes ``send`` fail once ``send_buffer_bytes`` are
 queued (the match layer's deadlines then fault it); ZMTP 3.0 peers (libzmq 4.0/4.1) get no
@@ -37,13 +40,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import resource
 import secrets
 import shutil
 import tempfile
 from collections.abc import Callable
 
+from referee.net.budget import ACCEPT_BACKLOG, connection_kind, descriptor_budget
 from referee.net.curve import CurveMechanism
 from referee.net.peer import PeerProtocol
 from referee.net.turns import LoopTurns, turns_of
@@ -99,7 +101,10 @@ class RouterTransport:
         self._live_keys: dict[bytes, bytes] = {}
         self._next_id = secrets.randbits(32)
         self._heartbeat: asyncio.TimerHandle | None = None
-        self._max_connections = config.max_connections
+        self._max_connections = {"tcp": config.max_connections, "ipc": config.max_connections}
+        """The cap of each kind of listener: TCP (anyone who can reach the port) and ipc (this
+        machine's bots), each at most half of what the descriptor limit leaves."""
+        self._kind_count = {"tcp": 0, "ipc": 0}
         self._turns: LoopTurns | None = None
         self.arrived = 0.0
         """When the message being delivered reached the referee, at the earliest (loop time):
@@ -122,7 +127,10 @@ class RouterTransport:
             raise RuntimeError("transport already started")
         self._loop = asyncio.get_running_loop()
         self._turns = turns_of(self._loop)
-        self._max_connections = min(self.config.max_connections, _descriptor_budget())
+        budget = descriptor_budget()
+        self._max_connections = {
+            kind: min(self.config.max_connections, budget) for kind in ("tcp", "ipc")
+        }
         cfg = self.config
         try:
             self._endpoint = await self._listen(cfg.endpoint, secure=cfg.curve is not None)
@@ -143,7 +151,9 @@ class RouterTransport:
         try:
             if endpoint.startswith("ipc://"):
                 path = endpoint[len("ipc://") :]
-                server = await loop.create_unix_server(lambda: self._protocol("ipc", False), path)
+                server = await loop.create_unix_server(
+                    lambda: self._protocol("ipc", False), path, backlog=ACCEPT_BACKLOG
+                )
                 self._servers.append(server)
                 return endpoint
             host, _, port = endpoint[len("tcp://") :].rpartition(":")
@@ -151,7 +161,11 @@ class RouterTransport:
             bind_host = None if host in ("*", "") else host
             bind_port = 0 if port in ("*", "") else int(port)
             server = await loop.create_server(
-                lambda: self._protocol("", secure), bind_host, bind_port, reuse_address=True
+                lambda: self._protocol("", secure),
+                bind_host,
+                bind_port,
+                reuse_address=True,
+                backlog=ACCEPT_BACKLOG,
             )
         except (OSError, ValueError) as exc:
             raise TransportError(f"cannot bind {endpoint}: {exc}") from exc
@@ -331,12 +345,14 @@ class RouterTransport:
         if self._closed:
             return "closing"
         count = self._per_address.get(conn.address, 0)
-        if len(self._conns) >= self._max_connections:
-            reason = f"connection cap ({self._max_connections}) reached"
+        kind = connection_kind(conn.address)
+        if self._kind_count[kind] >= self._max_connections[kind]:
+            reason = f"{kind} connection cap ({self._max_connections[kind]}) reached"
         elif count >= self.config.max_per_address:
             reason = f"{self.config.max_per_address} connections from {conn.address} already"
         else:
             self._conns.add(conn)
+            self._kind_count[kind] += 1
             self._per_address[conn.address] = count + 1
             self.stats.accepted += 1
             return ""
@@ -364,6 +380,7 @@ class RouterTransport:
         if conn not in self._conns:
             return
         self._conns.discard(conn)
+        self._kind_count[connection_kind(conn.address)] -= 1
         left = self._per_address.get(conn.address, 1) - 1
         if left:
             self._per_address[conn.address] = left
@@ -405,12 +422,3 @@ class RouterTransport:
             else:
                 conn.ping(ttl)
         self._heartbeat = loop.call_later(cfg.heartbeat_ivl_ms / 1000, self._beat)
-
-
-def _descriptor_budget() -> int:
-    """How many connections the descriptor limit leaves room for (64 kept for the rest)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return 1 << 30
-    open_now = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
-    return max(16, soft - open_now - 64)

@@ -17,7 +17,8 @@ import pytest
 from bench.bench_boundary import MIXED, MiB, attack, finish, start_daemon
 
 pytestmark = pytest.mark.timeout(240)
-# Enough games that the daemon is still playing when the attack ends, on a quiet machine too.
+# The daemon serves on after its 60 games (finish() stops it), so a quick machine that plays
+# them all during an attack still faces the attack with the daemon up.
 
 
 def test_one_peer_sending_an_endless_multipart_message(tmp_path: Path) -> None:

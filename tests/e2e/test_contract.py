@@ -14,10 +14,12 @@ import asyncio
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from referee.match.faults import FaultKind
+from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
 from tests.e2e.helpers import FAST, GREEDY, PY, bad, play
 
@@ -182,13 +184,24 @@ async def test_bye_mid_match_is_a_stall(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_shutdown_is_sent_before_match_end_when_the_referee_stops(tmp_path: Path) -> None:
-    """``shutdown``: a stop signal ends the match at the next hand boundary (here the first):
-    both bots get ``error`` ``shutdown``, then ``match_end`` ``aborted``."""
+async def test_shutdown_is_sent_before_match_end_when_the_referee_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``shutdown``: the referee stops (SIGTERM sets this event) in the middle of the first
+    hand, as soon as both are seated: both bots get ``error`` ``shutdown``, then
+    ``match_end`` ``aborted``, and nobody is charged a fault."""
     stop = asyncio.Event()
-    stop.set()
+    write = MatchRecorder.write
+
+    def write_and_stop(self: MatchRecorder, record: dict[str, Any]) -> None:
+        write(self, record)
+        if record.get("type") == "seats":
+            stop.set()
+
+    monkeypatch.setattr(MatchRecorder, "write", write_and_stop)
     result = await play(bad("plain", 10_000), bad("plain", 10_000), tmp_path, stop=stop)
-    assert result.interrupted and result.reason == "aborted"
+    assert stop.is_set() and result.interrupted and result.reason == "aborted"
+    assert not result.seats[0].faults and not result.seats[1].faults
     for seat in (0, 1):
         log = told(tmp_path, seat)
         assert log.index("got error shutdown:") < log.index("got match_end aborted"), log

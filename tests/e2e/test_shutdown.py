@@ -153,13 +153,15 @@ def test_match_sigterm_tells_a_local_and_a_remote_bot_and_exits_within_6_s(
 ) -> None:
     referee = subprocess.Popen(
         [PY, "-m", "referee", "match", f"{SLOW} 0.3 stubborn mark-5582", "remote:alice",
-         "--games", "5",
+         "--games", "5", "--insecure",
          "--move-time", "2", "--out", str(tmp_path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     procs.append(referee)
     assert referee.stderr is not None
     notice = referee.stderr.readline()
+    while "connect to" not in notice and notice:  # past the --insecure warning
+        notice = referee.stderr.readline()
     found = re.search(r"connect to (\S+) with token (\S+)", notice)
     assert found, notice
     alice = Remote(found.group(1), found.group(2), "alice", tmp_path / "alice.stderr")

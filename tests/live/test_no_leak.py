@@ -33,13 +33,18 @@ from referee.match import Observer
 from referee.tournament.config import load_config
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
 from referee.view.replay_data import match_data
-from tests.e2e.helpers import GREEDY, RANDOM
+from tests.e2e.helpers import BOTS, PY, RANDOM
 from tests.live.spectator import Event, Spectator, cards_in
 from tests.tournament.test_tournament_e2e import write_config
 
 pytestmark = pytest.mark.timeout(240)
 
-DELAY = 0.5
+DELAY = 0.05
+"""Shorter than a game (the greedy bot thinks ``PONDER`` s a decision: a hand lasts more than
+the live page's 0.1 s batching), so that the test sees both rules act: steps sent while
+their hand is in play, and hands held for their duplicate twin past the delay. (Between two
+instant bots on a quiet machine a one-hand game takes ~40 ms, and neither might happen.)"""
+PONDER = 0.01
 
 
 class Ledger:
@@ -87,7 +92,7 @@ def check_masked(ledger: Ledger, event: Event, key: tuple[str, str], step: int) 
 
 
 def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
-    bots = [("greedy", GREEDY), ("random", RANDOM)]
+    bots = [("greedy", f"{PY} {BOTS / 'ponder_bot.py'} {PONDER}"), ("random", RANDOM)]
     config = load_config(write_config(tmp_path / "t.toml", bots, games=4, concurrency=1))
     assert config.duplicate
     out = tmp_path / "out"

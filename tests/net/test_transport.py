@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import signal
 import socket
 import sys
@@ -18,6 +19,7 @@ import pytest
 import pytest_asyncio
 import zmq
 
+from referee.net.budget import ACCEPT_BACKLOG, DESCRIPTOR_RESERVE, descriptor_budget
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import (
     Incoming,
@@ -408,6 +410,30 @@ async def test_connection_caps_refuse_the_excess(dealer: DealerFactory) -> None:
         clients = [dealer(t.endpoint) for _ in range(3)]
         await wait_until(lambda: t.stats.refused >= 1)
         assert t.connections == 2
+
+
+@pytest.mark.asyncio
+async def test_tcp_and_ipc_connections_have_separate_caps(dealer: DealerFactory) -> None:
+    """A TCP flood at its cap leaves this machine's bots their ipc connections (and the
+    other way round): each kind has its own cap."""
+    async with RouterTransport(TransportConfig(max_connections=2, local_ipc=True)) as t:
+        assert t.local_endpoint.startswith("ipc://")
+        tcp = [dealer(t.endpoint) for _ in range(3)]
+        await wait_until(lambda: t.stats.refused >= 1)
+        assert t.connections == 2
+        ipc = [dealer(t.local_endpoint) for _ in range(2)]
+        for i, client in enumerate(ipc):
+            client.send(b"local %d" % i)
+        got = {(await recv1(t)).payload for _ in ipc}
+        assert got == {b"local 0", b"local 1"} and t.connections == 4
+        assert t.stats.refused == 1 and len(tcp) == 3
+
+
+def test_the_descriptor_budget_leaves_the_reserve_and_halves_the_rest() -> None:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    open_now = len(os.listdir("/proc/self/fd"))
+    expected = (soft - open_now - DESCRIPTOR_RESERVE - 2 * ACCEPT_BACKLOG) // 2
+    assert abs(descriptor_budget() - max(16, expected)) <= 2  # listdir's own descriptor
 
 
 @pytest.mark.asyncio
