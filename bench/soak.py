@@ -2,12 +2,16 @@
 hello, while the daemon plays its own games; the daemon must not crash and its memory must stay
 flat.
 
-Run: ``python -m bench.soak [--frames 1000000] [--clients 8]``. It starts the daemon itself
-(two local bots, one registered remote token, games on a loop), then ``--clients`` connections
-at a time each: connect, say hello with the registered token half of the time (so the frames
-reach a lobby connection or a seated remote game), send frames until the daemon closes the
-connection, reconnect. Frames are drawn from: random bytes; valid bot messages (hello, action,
-pong, bye) with bytes flipped, cut, repeated or appended; valid messages with wrong values;
+Run: ``python -m bench.soak [--frames 1000000] [--clients 8] [--curve]``. It starts the daemon
+itself (two local bots, a registered remote token per client, games on a loop), then
+``--clients`` connections at a time each: connect, say hello with its registered token half of
+the time (so the frames reach a lobby connection or a seated remote game), send frames until
+the daemon closes the connection, reconnect. With ``--curve`` the daemon requires CURVE (no
+``--insecure``), every client authenticates with its registered key and its frames are boxed,
+so they reach the parser behind the handshake; one connection in four tries an unknown key
+instead (refused during the handshake). Frames are drawn from: random bytes; valid bot
+messages (hello, action, pong, bye) with bytes flipped, cut, repeated or appended; valid
+messages with wrong values;
 malformed ZMTP (bad flags, lying sizes, multipart). The daemon's RSS is sampled every 0.5 s.
 It prints one JSON line: frames and connections sent, the daemon's status, RSS at start, peak
 and end (MiB), and the games it finished with the faults charged to its own bots (none
@@ -25,11 +29,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import msgpack
 
 from bench.zmtp_client import ZmtpClient, frame
+from referee.net.keys import KeyPair, decode_key
 
 __all__ = ["mutated_frames", "soak"]
 
@@ -45,8 +51,11 @@ VALID: list[dict[str, object]] = [
 ODD_VALUES: list[object] = [None, -1, 2**63, 1.5, "", "x" * 300, [], {}, b"\x00", True]
 
 
-def mutated_frames(rng: random.Random, count: int) -> list[bytes]:
-    """``count`` frame bodies (already framed for ZMTP where the mutation is at that level)."""
+def mutated_frames(
+    rng: random.Random, count: int, wrap: Callable[[bytes], bytes] = frame
+) -> list[bytes]:
+    """``count`` frames: bodies wrapped by ``wrap`` (a ZMTP frame, or a CURVE ``MESSAGE``), and
+    malformed ZMTP written raw (under CURVE it fails the box, and the connection)."""
     out: list[bytes] = []
     for _ in range(count):
         kind = rng.randrange(6)
@@ -78,7 +87,7 @@ def mutated_frames(rng: random.Random, count: int) -> list[bytes]:
             continue
         else:
             body = base
-        out.append(frame(body))
+        out.append(wrap(body))
     return out
 
 
@@ -98,34 +107,28 @@ def _rss_mib(pid: int) -> float:
     return kb / 1024
 
 
-def _start_daemon(config: Path, endpoint: str, out: Path) -> subprocess.Popen[str]:
+def _start_daemon(config: Path, endpoint: str, out: Path, curve: bool) -> subprocess.Popen[str]:
+    security = ["--key-dir", str(out.parent / "home")] if curve else ["--insecure"]
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "referee",
-            "serve",
-            str(config),
-            "--bind",
-            endpoint,
-            "--out",
-            str(out),
-            "--insecure",  # plain clients: their frames reach the parser past the handshake
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+        [sys.executable, "-m", "referee", "serve", str(config), "--bind", endpoint,
+         "--out", str(out), *security],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
 
 
-def _config(directory: Path) -> Path:
+def _config(directory: Path, keys: list[KeyPair]) -> Path:
     py = sys.executable
     path = directory / "soak.toml"
+    remotes = "".join(
+        f'[[bots]]\nname = "soak{i}"\nremote = true\ntoken = "{TOKEN}{i}"\n'
+        f'public_key = "{pair.public_z85}"\n'
+        for i, pair in enumerate(keys)
+    )
     path.write_text(
         f"""
 [tournament]
 name = "soak"
-games_per_pairing = 100000
+games_per_pairing = 2000
 concurrency = 1
 [time]
 move = 2.0
@@ -137,31 +140,43 @@ command = "{py} -m sample_bots.greedy_bot"
 [[bots]]
 name = "random"
 command = "{py} -m sample_bots.random_bot"
-[[bots]]
-name = "soak"
-remote = true
-token = "{TOKEN}"
-"""
+{remotes}"""
     )
     return path
 
 
 async def _client(
-    endpoint: str, budget: list[int], rng: random.Random, stats: dict[str, int]
+    endpoint: str,
+    who: tuple[int, KeyPair, bytes | None],
+    budget: list[int],
+    rng: random.Random,
+    stats: dict[str, int],
 ) -> None:
+    """One client's loop: connect (as client ``index`` with its key, under CURVE when the
+    referee's ``server`` key is given), maybe hello, frames until closed, again."""
+    index, pair, server = who
+    hello = msgpack.packb({**VALID[0], "token": f"{TOKEN}{index}"})
     while budget[0] > 0:
+        unknown = server is not None and rng.random() < 0.25
+        keys = KeyPair.generate() if unknown else pair
         try:
-            client = await asyncio.wait_for(ZmtpClient.connect(endpoint), 5)
+            client = await asyncio.wait_for(
+                ZmtpClient.connect(endpoint, server_key=server, keys=(keys.public, keys.secret)), 5
+            )
         except (OSError, ConnectionError, asyncio.IncompleteReadError, TimeoutError):
-            stats["connect_failures"] += 1
+            stats["refused_unknown_key" if unknown else "connect_failures"] += 1
             await asyncio.sleep(0.05)
+            continue
+        if unknown:
+            stats["unknown_key_admitted"] += 1  # must stay 0
+            client.writer.transport.abort()
             continue
         stats["connections"] += 1
         try:
             if rng.random() < 0.5:
-                client.send(msgpack.packb(VALID[0]))
+                client.send(hello)
             while budget[0] > 0 and not client.reader.at_eof():
-                batch = mutated_frames(rng, 64)
+                batch = mutated_frames(rng, 64, client.box)
                 client.send_raw(b"".join(batch))
                 budget[0] -= len(batch)
                 stats["frames"] += len(batch)
@@ -172,12 +187,13 @@ async def _client(
             client.writer.transport.abort()
 
 
-async def soak(frames: int, clients: int, seed: int) -> dict[str, object]:
+async def soak(frames: int, clients: int, seed: int, curve: bool = False) -> dict[str, object]:
     """Run the daemon and the clients; the report (see the module docstring)."""
     with tempfile.TemporaryDirectory(prefix="gin-soak-") as tmp:
         directory = Path(tmp)
         endpoint = f"tcp://127.0.0.1:{_free_port()}"
-        daemon = _start_daemon(_config(directory), endpoint, directory / "out")
+        keys = [KeyPair.generate() for _ in range(clients)]
+        daemon = _start_daemon(_config(directory, keys), endpoint, directory / "out", curve)
         try:
             assert daemon.stderr is not None
             line = await asyncio.to_thread(daemon.stderr.readline)
@@ -185,14 +201,22 @@ async def soak(frames: int, clients: int, seed: int) -> dict[str, object]:
                 line = await asyncio.to_thread(daemon.stderr.readline)
             if "serving on" not in line:
                 raise RuntimeError(f"the daemon did not start: {line}")
+            server = decode_key(line.rsplit("referee key ", 1)[1].strip()) if curve else None
             await asyncio.sleep(2.0)  # its first game is under way
-            stats = {"frames": 0, "connections": 0, "connect_failures": 0}
+            stats = dict.fromkeys(
+                ("frames", "connections", "connect_failures", "refused_unknown_key",
+                 "unknown_key_admitted"), 0,
+            )  # fmt: skip
             start_rss = peak = _rss_mib(daemon.pid)
             budget = [frames]
             rng = random.Random(seed)
             tasks = [
-                asyncio.ensure_future(_client(endpoint, budget, random.Random(rng.random()), stats))
-                for _ in range(clients)
+                asyncio.ensure_future(
+                    _client(
+                        endpoint, (i, keys[i], server), budget, random.Random(rng.random()), stats
+                    )
+                )
+                for i in range(clients)
             ]
             started = time.monotonic()
             while not all(t.done() for t in tasks):
@@ -214,6 +238,7 @@ async def soak(frames: int, clients: int, seed: int) -> dict[str, object]:
                 _, err = daemon.communicate()
         games, faults = _games(directory / "out" / "tournament.sqlite")
     return {
+        "curve": curve,
         **stats,
         "seconds": round(seconds, 1),
         "frames_per_s": round(stats["frames"] / max(seconds, 1e-9)),
@@ -241,7 +266,7 @@ def _games(path: Path) -> tuple[int, list[str]]:
         for r in done
         if r.result is not None
         for f in r.result["faults"]
-        if r.result["seats"][f["seat"]] != "soak"
+        if not r.result["seats"][f["seat"]].startswith("soak")
     ]
     return len(done), faults
 
@@ -252,8 +277,10 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=1_000_000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--curve", action="store_true", help="CURVE clients (default: plain)")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(soak(args.frames, args.clients, args.seed))), flush=True)
+    report = asyncio.run(soak(args.frames, args.clients, args.seed, args.curve))
+    print(json.dumps(report), flush=True)
 
 
 if __name__ == "__main__":

@@ -183,16 +183,22 @@ def _terminal_injection_possible() -> bool:
 
 
 def _hidden_paths(argv: Sequence[str], cwd: str) -> list[str]:
-    """Directories under ``/tmp`` that the command names (its cwd, files in argv): the
-    private tmpfs would hide them, so they are bound back read-only."""
+    """What under ``/tmp`` the command names (its cwd, files in argv): the private tmpfs would
+    hide it, so it is bound back read-only: the top directory under ``/tmp`` that holds it
+    (a bot's program, its libraries beside it, a venv with an editable install in the same
+    checkout), or a file directly in ``/tmp``.
+
+    >>> _hidden_paths(["/tmp/missing-bot-dir-for-doctest/bot"], "/")
+    []
+    """
     found: list[str] = []
     for word in (cwd, *argv):
         path = os.path.normpath(os.path.join(cwd, word)) if word else ""
-        if not (path == "/tmp" or path.startswith("/tmp/")) or not os.path.exists(path):
+        if not path.startswith("/tmp/") or not os.path.exists(path):
             continue
-        directory = path if os.path.isdir(path) else os.path.dirname(path)
-        if directory != "/tmp" and directory not in found:
-            found.append(directory)
+        top = "/".join(path.split("/")[:3])  # /tmp/NAME
+        if top not in found:
+            found.append(top)
     return found
 
 
@@ -226,15 +232,14 @@ def wrap(
                    "(the ipc local transport cuts it off)")  # fmt: skip
     workdir = os.path.abspath(cwd or os.getcwd())
     args = [tools["bwrap"] or "bwrap", *_bwrap_args(limits, share_net=share_net)]
-    for path in hide:  # the referee's own files (records, logs, keys): an empty tmpfs
-        if os.path.isdir(path):
+    for path in _hidden_paths(argv, workdir):
+        args += ["--ro-bind", path, path]
+    for path in hide:  # the referee's own files (records, logs, keys): an empty tmpfs, also
+        if os.path.isdir(path):  # inside a directory bound back just above
             args += ["--tmpfs", os.path.abspath(path)]
-    binds = _hidden_paths(argv, workdir)
     ipc_dir = os.path.dirname(endpoint.removeprefix("ipc://"))
     if not share_net and os.path.isdir(ipc_dir):
-        binds.append(ipc_dir)
-    for path in binds:
-        args += ["--ro-bind", path, path]
+        args += ["--ro-bind", ipc_dir, ipc_dir]
     args += ["--clearenv", "--chdir", workdir]
     for key, value in env.items():
         args += ["--setenv", key, value]

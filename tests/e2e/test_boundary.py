@@ -40,12 +40,14 @@ def test_sixteen_hostile_peers_at_once(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_short_soak_of_random_and_mutated_frames() -> None:
+@pytest.mark.parametrize("curve", [False, True], ids=["plain", "curve"])
+async def test_a_short_soak_of_random_and_mutated_frames(curve: bool) -> None:
     """``bench/soak.py`` at 1/20 of its documented length: 50,000 frames before and after
-    hello (docs/security.md has the 10^6-frame run's figures)."""
+    hello, plain or boxed under CURVE (with unknown keys tried on the way), into a live daemon
+    (docs/security.md has the 10^6-frame runs' figures)."""
     from bench.soak import soak
 
-    report = await soak(frames=50_000, clients=4, seed=7)
+    report = await soak(frames=50_000, clients=4, seed=7, curve=curve)
     assert report["daemon_alive_at_end"] is True, report
     frames, connections = report["frames"], report["connections"]
     assert isinstance(frames, int) and isinstance(connections, int)
@@ -53,6 +55,10 @@ async def test_a_short_soak_of_random_and_mutated_frames() -> None:
     rss = report["rss_mib"]
     assert isinstance(rss, dict) and rss["peak"] - rss["start"] < 64, rss
     assert report["local_bot_faults"] == [], report
+    if curve:  # unknown keys were tried, and every one was refused in its handshake
+        refused = report["refused_unknown_key"]
+        assert isinstance(refused, int) and refused > 0, report
+        assert report["unknown_key_admitted"] == 0, report
 
 
 def test_descriptor_exhaustion_leaves_the_daemon_serving(tmp_path: Path) -> None:

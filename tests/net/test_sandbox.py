@@ -145,11 +145,21 @@ def test_namespaces_over_tcp_keep_the_host_network() -> None:
 
 
 def test_files_under_tmp_named_by_the_command_stay_visible(tmp_path: Path) -> None:
+    """The top directory under /tmp that holds the bot's program is bound back (its
+    libraries, a venv's editable sources), but the referee's files in it stay hidden."""
     script = os.path.join(tmp_path, "bot.py")
     with open(script, "w") as f:
         f.write("")
-    argv = wrapped(SandboxLevel.NAMESPACES, "ipc:///tmp/d/s", ("python3", script))
-    assert f"--ro-bind {tmp_path} {tmp_path}" in " ".join(argv)
+    out = tmp_path / "out"
+    out.mkdir()
+    top = "/".join(str(tmp_path).split("/")[:3])
+    argv = list(
+        sandbox.wrap(("python3", script), level=SandboxLevel.NAMESPACES, limits=Limits(),
+                     cwd="/", endpoint="ipc:///tmp/d/s", nice=10, env={}, hide=(str(out),))
+    )  # fmt: skip
+    text = " ".join(argv)
+    assert f"--ro-bind {top} {top}" in text
+    assert text.index(f"--ro-bind {top} {top}") < text.index(f"--tmpfs {out}")
 
 
 def test_rlimits_command() -> None:
