@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,7 +194,7 @@ class _Closable(Protocol):
     def close(self) -> None: ...
 
 
-class StoreBase:
+class StoreBase(ABC):
     """What both stores share: closing, the context manager, the deal commitment in ``meta``.
     Subclasses set ``_conn`` and ``_lock`` and implement ``get_meta``/``set_meta``."""
 
@@ -215,13 +216,13 @@ class StoreBase:
     ) -> None:
         self.close()
 
+    @abstractmethod
     def get_meta(self, key: str) -> str | None:
         """A stored text value, None if absent."""
-        raise NotImplementedError
 
+    @abstractmethod
     def set_meta(self, key: str, value: str) -> str:
         """Store ``value`` under ``key`` unless one is stored; return the stored one."""
-        raise NotImplementedError
 
     def commit_deal(self, commitment: str) -> str:
         """Store the tournament's deal commitment unless one is stored; return the stored one
