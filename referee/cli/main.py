@@ -20,8 +20,9 @@ from referee.cli.daemon import raise_fd_limit, run_stoppable
 from referee.cli.keys import add_commands as add_key_commands
 from referee.cli.keys import add_security_options, remote_keys, run_keygen, server_keys
 from referee.cli.logs import add_log_options, configure, configure_cli
+from referee.cli.sprt import run_sprt
 from referee.cli.toolkit import add_check_command, add_feed_options, run_check, run_feed
-from referee.cli.tournament import add_commands, run_results, run_sprt, run_tournament
+from referee.cli.tournament import add_commands, run_results, run_tournament
 from referee.cli.view import add_commands as add_view_commands
 from referee.cli.view import run_report, run_view
 from referee.cli.workers import add_worker_commands, run_fetch, run_worker

@@ -1,4 +1,5 @@
-"""The ``tournament``, ``sprt`` and ``results`` commands (thin: parse, run, print)."""
+"""The ``tournament``, ``serve`` and ``results`` commands, and the parsers of those and of
+``sprt`` (thin: parse, run, print; ``sprt`` runs in :mod:`referee.cli.sprt`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import contextlib
 import json
 import subprocess
 import sys
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -17,23 +17,17 @@ from typing import TYPE_CHECKING
 from referee.cli.daemon import raise_fd_limit, run_stoppable
 from referee.cli.keys import add_security_options, server_keys
 from referee.cli.logs import add_log_options, configure_cli
-from referee.match import FaultPolicy, Observer, TimeControl
-from referee.net.keys import KeyPair
-from referee.rules import RuleSet
-from referee.tournament.config import BotEntry, ConfigError, TournamentConfig, load_config
+from referee.match import Observer
+from referee.tournament.config import ConfigError, TournamentConfig, load_config
 from referee.tournament.dealkey import deal_status
 from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.progress import Progress
-from referee.tournament.report import compute_standings, estimate_text, render
+from referee.tournament.report import compute_standings, render
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
 from referee.tournament.stats import (
     ELO_MODELS,
-    Pentanomial,
-    SprtResult,
-    estimate_pairs,
-    sprt_pairs,
 )
-from referee.tournament.store import SqliteStore, StoreError, is_url, open_store
+from referee.tournament.store import StoreError, is_url, open_store
 from referee.tournament.worker import (
     BOT_FILES_KEY,
     bot_files,
@@ -47,8 +41,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "add_commands",
+    "failed_text",
     "run_results",
-    "run_sprt",
     "run_with_signals",
     "run_tournament",
     "store_options",
@@ -314,7 +308,7 @@ async def _play_tournament(
         await _reap(children)
     print(results_text(out, "table", location=location, name=config.name))
     if run.failed:
-        print(_failed_text(run.failed), file=sys.stderr)
+        print(failed_text(run.failed), file=sys.stderr)
         return EXIT_INTERNAL
     if interrupted and _done_count(out, location, config.name) < progress.total:
         print("interrupted: run the same command again to resume", file=sys.stderr)
@@ -322,7 +316,7 @@ async def _play_tournament(
     return EXIT_OK
 
 
-def _failed_text(failed: dict[int, str]) -> str:
+def failed_text(failed: dict[int, str]) -> str:
     """What a run says about the games a referee bug ended (they stay unplayed)."""
     lines = [f"gin-referee: {len(failed)} game(s) not played because of a referee error:"]
     lines += [f"  game {game}: {error}" for game, error in sorted(failed.items())]
@@ -403,117 +397,4 @@ def run_results(args: argparse.Namespace) -> int:
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
-    return EXIT_OK
-
-
-def _sprt(args: argparse.Namespace, pairs: Pentanomial) -> SprtResult:
-    return sprt_pairs(pairs, elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta,
-                      min_pairs=args.min_pairs, elo_model=args.elo_model)  # fmt: skip
-
-
-class _SprtTracker:
-    """Accumulates complete duplicate pairs and stops the run once the test decides."""
-
-    def __init__(self, args: argparse.Namespace, stop: asyncio.Event) -> None:
-        self.args = args
-        self.stop = stop
-        self.halves: dict[int, list[float]] = defaultdict(list)
-        self.pair_scores: list[float] = []
-        self.result: SprtResult | None = None
-
-    def resume_from(self, out: Path) -> None:
-        """Count the games an earlier, interrupted run of the same test already finished."""
-        path = out / "tournament.sqlite"
-        if not path.exists():
-            return
-        store = SqliteStore.open(path)
-        try:
-            rows = [r for r in store.games() if r.status == "done" and r.result is not None]
-        finally:
-            store.close()
-        for row in rows:
-            assert row.result is not None
-            self.on_game(GameOutcome(row.spec, row.result))
-
-    def on_game(self, outcome: GameOutcome) -> None:
-        """Account a finished game; stop the run when the test has decided."""
-        winner = outcome.result.get("winner")
-        score = 0.5 if winner is None else float(winner == "candidate")
-        index = outcome.spec.pair_index
-        assert index is not None
-        self.halves[index].append(score)
-        if len(self.halves[index]) == 2:
-            self.pair_scores.append(sum(self.halves.pop(index)))
-            self.result = _sprt(self.args, Pentanomial.from_pair_scores(self.pair_scores))
-            if self.result.verdict != "continue":
-                self.stop.set()
-
-
-async def run_sprt(args: argparse.Namespace) -> int:
-    """``gin-referee sprt --candidate CMD --baseline CMD``."""
-    try:
-        _sprt(args, Pentanomial((0, 0, 0, 0, 0)))
-        games = args.max_games + args.max_games % 2
-        config = TournamentConfig(
-            name="sprt",
-            bots=(BotEntry("candidate", args.candidate), BotEntry("baseline", args.baseline)),
-            format="gauntlet",
-            games_per_pairing=games,
-            duplicate=True,
-            seed=args.seed,
-            concurrency=args.concurrency,
-            rules=RuleSet.preset(args.rules),
-            time=TimeControl(move=args.move_time, bank=args.bank),
-            policy=FaultPolicy.FORFEIT_GAME,
-        )
-    except ValueError as err:
-        print(f"gin-referee: error: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    stop = asyncio.Event()
-    tracker = _SprtTracker(args, stop)
-    try:
-        tracker.resume_from(args.out)
-    except StoreError as err:
-        print(f"gin-referee: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    # If an earlier run already decided, ``stop`` is set and no game is started.
-    # Its TCP endpoint serves no one (the bots use the private ipc one): a throw-away pair.
-    run = TournamentRun(
-        config, args.out, stop=stop, on_game=tracker.on_game, curve=KeyPair.generate()
-    )
-    try:
-        interrupted = await run_with_signals(run, stop)
-    except StoreError as err:
-        print(f"gin-referee: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    result = tracker.result
-    pairs = Pentanomial.from_pair_scores(tracker.pair_scores)
-    decided = result is not None and result.verdict != "continue"
-    verdict = result.verdict if result is not None and decided else "undecided"
-    meaning = {
-        "accept": "H1 accepted: the candidate is stronger",
-        "reject": "H0 accepted: no proof the candidate is stronger",
-    }.get(verdict)
-    if meaning is None:
-        meaning = (
-            "interrupted before a decision; run the same command again to resume"
-            if interrupted
-            else "no decision within the game limit"
-        )
-    llr = 0.0 if result is None else result.llr
-    bounds = "" if result is None else f" in ({result.lower_bound:.2f}, {result.upper_bound:.2f})"
-    units = "" if args.elo_model == "logistic" else f" ({args.elo_model} Elo)"
-    print(
-        f"SPRT elo0={args.elo0:g} elo1={args.elo1:g}{units} alpha={args.alpha:g} "
-        f"beta={args.beta:g} (exact GSPRT, pentanomial)"
-    )
-    print(f"verdict: {verdict} ({meaning}); LLR {llr:.2f}{bounds}")
-    print(f"games: {2 * pairs.pairs} in {pairs.pairs} duplicate pairs; pentanomial {pairs.counts}")
-    score = "n/a" if pairs.pairs == 0 else f"{pairs.mean:.3f}"
-    print(f"score: {score}, {estimate_text(estimate_pairs(pairs))}")
-    if run.failed:
-        print(_failed_text(run.failed), file=sys.stderr)
-        return EXIT_INTERNAL
-    if interrupted and not decided:
-        return EXIT_INTERRUPTED
     return EXIT_OK

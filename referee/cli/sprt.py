@@ -1,0 +1,137 @@
+"""The ``sprt`` command: duplicate pairs between a candidate and a baseline until the exact
+GSPRT decides (docs/tournaments.md, docs/statistics.md); resumable from its output directory."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from referee.cli.tournament import failed_text, run_with_signals
+from referee.match import FaultPolicy, TimeControl
+from referee.net.keys import KeyPair
+from referee.rules import RuleSet
+from referee.tournament.config import BotEntry, TournamentConfig
+from referee.tournament.report import estimate_text
+from referee.tournament.runner import GameOutcome, TournamentRun
+from referee.tournament.stats import Pentanomial, SprtResult, estimate_pairs, sprt_pairs
+from referee.tournament.store import SqliteStore, StoreError
+
+__all__ = ["run_sprt"]
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
+
+
+def _sprt(args: argparse.Namespace, pairs: Pentanomial) -> SprtResult:
+    return sprt_pairs(pairs, elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta,
+                      min_pairs=args.min_pairs, elo_model=args.elo_model)  # fmt: skip
+
+
+class _SprtTracker:
+    """Accumulates complete duplicate pairs and stops the run once the test decides."""
+
+    def __init__(self, args: argparse.Namespace, stop: asyncio.Event) -> None:
+        self.args = args
+        self.stop = stop
+        self.halves: dict[int, list[float]] = defaultdict(list)
+        self.pair_scores: list[float] = []
+        self.result: SprtResult | None = None
+
+    def resume_from(self, out: Path) -> None:
+        """Count the games an earlier, interrupted run of the same test already finished."""
+        path = out / "tournament.sqlite"
+        if not path.exists():
+            return
+        store = SqliteStore.open(path)
+        try:
+            rows = [r for r in store.games() if r.status == "done" and r.result is not None]
+        finally:
+            store.close()
+        for row in rows:
+            assert row.result is not None
+            self.on_game(GameOutcome(row.spec, row.result))
+
+    def on_game(self, outcome: GameOutcome) -> None:
+        """Account a finished game; stop the run when the test has decided."""
+        winner = outcome.result.get("winner")
+        score = 0.5 if winner is None else float(winner == "candidate")
+        index = outcome.spec.pair_index
+        assert index is not None
+        self.halves[index].append(score)
+        if len(self.halves[index]) == 2:
+            self.pair_scores.append(sum(self.halves.pop(index)))
+            self.result = _sprt(self.args, Pentanomial.from_pair_scores(self.pair_scores))
+            if self.result.verdict != "continue":
+                self.stop.set()
+
+
+async def run_sprt(args: argparse.Namespace) -> int:
+    """``gin-referee sprt --candidate CMD --baseline CMD``."""
+    try:
+        _sprt(args, Pentanomial((0, 0, 0, 0, 0)))
+        games = args.max_games + args.max_games % 2
+        config = TournamentConfig(
+            name="sprt",
+            bots=(BotEntry("candidate", args.candidate), BotEntry("baseline", args.baseline)),
+            format="gauntlet",
+            games_per_pairing=games,
+            duplicate=True,
+            seed=args.seed,
+            concurrency=args.concurrency,
+            rules=RuleSet.preset(args.rules),
+            time=TimeControl(move=args.move_time, bank=args.bank),
+            policy=FaultPolicy.FORFEIT_GAME,
+        )
+    except ValueError as err:
+        print(f"gin-referee: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    stop = asyncio.Event()
+    tracker = _SprtTracker(args, stop)
+    try:
+        tracker.resume_from(args.out)
+    except StoreError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    # If an earlier run already decided, ``stop`` is set and no game is started.
+    # Its TCP endpoint serves no one (the bots use the private ipc one): a throw-away pair.
+    run = TournamentRun(
+        config, args.out, stop=stop, on_game=tracker.on_game, curve=KeyPair.generate()
+    )
+    try:
+        interrupted = await run_with_signals(run, stop)
+    except StoreError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    result = tracker.result
+    pairs = Pentanomial.from_pair_scores(tracker.pair_scores)
+    decided = result is not None and result.verdict != "continue"
+    verdict = result.verdict if result is not None and decided else "undecided"
+    meaning = {
+        "accept": "H1 accepted: the candidate is stronger",
+        "reject": "H0 accepted: no proof the candidate is stronger",
+    }.get(verdict)
+    if meaning is None:
+        meaning = (
+            "interrupted before a decision; run the same command again to resume"
+            if interrupted
+            else "no decision within the game limit"
+        )
+    llr = 0.0 if result is None else result.llr
+    bounds = "" if result is None else f" in ({result.lower_bound:.2f}, {result.upper_bound:.2f})"
+    units = "" if args.elo_model == "logistic" else f" ({args.elo_model} Elo)"
+    print(
+        f"SPRT elo0={args.elo0:g} elo1={args.elo1:g}{units} alpha={args.alpha:g} "
+        f"beta={args.beta:g} (exact GSPRT, pentanomial)"
+    )
+    print(f"verdict: {verdict} ({meaning}); LLR {llr:.2f}{bounds}")
+    print(f"games: {2 * pairs.pairs} in {pairs.pairs} duplicate pairs; pentanomial {pairs.counts}")
+    score = "n/a" if pairs.pairs == 0 else f"{pairs.mean:.3f}"
+    print(f"score: {score}, {estimate_text(estimate_pairs(pairs))}")
+    if run.failed:
+        print(failed_text(run.failed), file=sys.stderr)
+        return EXIT_INTERNAL
+    if interrupted and not decided:
+        return EXIT_INTERRUPTED
+    return EXIT_OK
