@@ -39,6 +39,7 @@ __all__ = [
     "load_keypair",
     "read_public_key",
     "referee_keys",
+    "secret_dirs",
     "write_keypair",
 ]
 
@@ -214,10 +215,25 @@ def write_keypair(directory: Path, name: str, pair: KeyPair | None = None) -> Ke
     return pair
 
 
+_USED_DIRS: set[str] = set()
+
+
+def secret_dirs() -> list[str]:
+    """Directories that hold the referee's secret key: every one it loaded a pair from, and
+    the default one if it exists. The sandbox hides them from bots (their whole filesystem is
+    otherwise readable, and the secret file is the referee's own uid's)."""
+    found = set(_USED_DIRS)
+    default = default_key_dir()
+    if default.is_dir():
+        found.add(str(default.resolve()))
+    return sorted(found)
+
+
 def referee_keys(directory: Path | None = None) -> KeyPair:
     """The referee's long-term pair from ``directory`` (default :func:`default_key_dir`),
     created there on first use."""
     directory = directory or default_key_dir()
+    _USED_DIRS.add(str(directory.resolve()))
     path = directory / f"{REFEREE_CERT}.key_secret"
     if not path.exists():
         try:

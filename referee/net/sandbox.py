@@ -35,6 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+import protocol
+from referee.net.keys import secret_dirs
 from referee.net.limits import Limits
 
 __all__ = [
@@ -183,22 +185,25 @@ def _terminal_injection_possible() -> bool:
 
 
 def _hidden_paths(argv: Sequence[str], cwd: str) -> list[str]:
-    """What under ``/tmp`` the command names (its cwd, files in argv): the private tmpfs would
-    hide it, so it is bound back read-only: the top directory under ``/tmp`` that holds it
-    (a bot's program, its libraries beside it, a venv with an editable install in the same
-    checkout), or a file directly in ``/tmp``.
+    """What under ``/tmp`` the bot needs and the private tmpfs would hide, to be bound back
+    read-only: the directory of each file the command names (its cwd, its program, its
+    interpreter) or the file itself when it lies directly in ``/tmp``, and the directory that
+    holds the Python SDK and the sample bots (:mod:`protocol`, when this installation is under
+    ``/tmp``). Only these: a neighbouring directory (another entrant's bot) stays hidden.
 
-    >>> _hidden_paths(["/tmp/missing-bot-dir-for-doctest/bot"], "/")
-    []
+    >>> _hidden_paths(["/tmp/missing-bot-dir-for-doctest/bot"], "/") == _hidden_paths([], "/")
+    True
     """
     found: list[str] = []
-    for word in (cwd, *argv):
+    sdk = os.path.dirname(os.path.dirname(os.path.abspath(protocol.__file__)))
+    for word in (cwd, *argv, sdk):
         path = os.path.normpath(os.path.join(cwd, word)) if word else ""
         if not path.startswith("/tmp/") or not os.path.exists(path):
             continue
-        top = "/".join(path.split("/")[:3])  # /tmp/NAME
-        if top not in found:
-            found.append(top)
+        held = path if os.path.isdir(path) or os.path.dirname(path) == "/tmp" else None
+        target = held or os.path.dirname(path)
+        if target not in found:
+            found.append(target)
     return found
 
 
@@ -234,8 +239,8 @@ def wrap(
     args = [tools["bwrap"] or "bwrap", *_bwrap_args(limits, share_net=share_net)]
     for path in _hidden_paths(argv, workdir):
         args += ["--ro-bind", path, path]
-    for path in hide:  # the referee's own files (records, logs, keys): an empty tmpfs, also
-        if os.path.isdir(path):  # inside a directory bound back just above
+    for path in (*hide, *secret_dirs()):  # the referee's output and keys: an empty tmpfs,
+        if os.path.isdir(path):  # also inside a directory bound back just above
             args += ["--tmpfs", os.path.abspath(path)]
     ipc_dir = os.path.dirname(endpoint.removeprefix("ipc://"))
     if not share_net and os.path.isdir(ipc_dir):

@@ -22,6 +22,7 @@ from referee.match.config import MatchConfig
 from referee.match.faults import FaultKind
 from referee.match.result import MatchResult
 from referee.match.runner import BotSpec, run_match
+from referee.net.keys import referee_keys
 from referee.net.limits import Limits
 from referee.net.sandbox import SANDBOX_UID, SandboxLevel, detect
 
@@ -225,6 +226,25 @@ async def test_bot_cannot_read_the_referees_output_directory() -> None:
         assert report["reads"] == {str(key): "No such file or directory"}
         assert_victim_unharmed(result)
     finally:
+        shutil.rmtree(out)
+
+
+async def test_bot_cannot_read_the_referees_secret_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local bot of a run with remote seats must not get the referee's long-term CURVE
+    secret (it could impersonate the referee to remote bots): its directory is hidden."""
+    require_namespaces()
+    home = Path(tempfile.mkdtemp(prefix="gin-test-keys-", dir="/var/tmp"))
+    out = Path(tempfile.mkdtemp(prefix="gin-test-out-", dir="/var/tmp"))
+    try:
+        monkeypatch.setenv("GIN_REFEREE_HOME", str(home))
+        referee_keys()  # what serve and match with remote seats load
+        secret = home / "referee.key_secret"
+        assert secret.exists() and "secret-key" in secret.read_text()
+        result, report = await attack(out, f"read {secret}")
+        assert report["reads"] == {str(secret): "No such file or directory"}
+        assert_victim_unharmed(result)
+    finally:
+        shutil.rmtree(home)
         shutil.rmtree(out)
 
 

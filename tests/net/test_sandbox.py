@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from referee.net import sandbox
+from referee.net.keys import referee_keys
 from referee.net.limits import Limits, limit_cause
 from referee.net.process import BotCommand, BotProcess
 from referee.net.sandbox import Availability, SandboxLevel
@@ -145,21 +146,34 @@ def test_namespaces_over_tcp_keep_the_host_network() -> None:
 
 
 def test_files_under_tmp_named_by_the_command_stay_visible(tmp_path: Path) -> None:
-    """The top directory under /tmp that holds the bot's program is bound back (its
-    libraries, a venv's editable sources), but the referee's files in it stay hidden."""
-    script = os.path.join(tmp_path, "bot.py")
-    with open(script, "w") as f:
-        f.write("")
-    out = tmp_path / "out"
+    """The directory of the bot's program is bound back, not its neighbours (another
+    entrant's bot), and the referee's files in it stay hidden."""
+    mine, theirs = tmp_path / "alice", tmp_path / "bob"
+    mine.mkdir()
+    theirs.mkdir()
+    script = mine / "bot.py"
+    script.write_text("")
+    out = mine / "out"
     out.mkdir()
-    top = "/".join(str(tmp_path).split("/")[:3])
     argv = list(
-        sandbox.wrap(("python3", script), level=SandboxLevel.NAMESPACES, limits=Limits(),
+        sandbox.wrap(("python3", str(script)), level=SandboxLevel.NAMESPACES, limits=Limits(),
                      cwd="/", endpoint="ipc:///tmp/d/s", nice=10, env={}, hide=(str(out),))
     )  # fmt: skip
     text = " ".join(argv)
-    assert f"--ro-bind {top} {top}" in text
-    assert text.index(f"--ro-bind {top} {top}") < text.index(f"--tmpfs {out}")
+    assert f"--ro-bind {mine} {mine}" in text
+    assert str(theirs) not in text and f"--ro-bind {tmp_path} " not in text
+    assert text.index(f"--ro-bind {mine} {mine}") < text.index(f"--tmpfs {out}")
+
+
+def test_the_referees_key_directory_is_hidden_from_bots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The referee's secret key file is its own uid's, and the sandbox's ``/`` is readable:
+    every directory it loaded its pair from is covered with an empty tmpfs."""
+    monkeypatch.setenv("GIN_REFEREE_HOME", str(tmp_path / "default-home"))
+    referee_keys(tmp_path / "keys")
+    argv = " ".join(wrapped(SandboxLevel.NAMESPACES, "ipc:///tmp/d/s"))
+    assert f"--tmpfs {(tmp_path / 'keys').resolve()}" in argv
 
 
 def test_rlimits_command() -> None:
