@@ -75,3 +75,60 @@ def test_sprt_help_says_what_it_does_and_shows_defaults(
     for shown in ("(default: 20.0)", "(default: 0.05)", "(default: 2000)", "(default: runs/sprt)"):
         assert shown in out
     assert "(default: None)" not in out
+
+
+def test_bad_input_is_a_usage_error_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 (never 70, "a referee bug") for what the user typed wrong, before ``--out`` is
+    touched: a bind that cannot be bound, an --out that is a file, an unusable key file, a bad
+    log option, a lease of 0."""
+    out = tmp_path / "out"
+    assert main(["match", GREEDY, RANDOM, "--bind", "tcp://127.0.0.1:notaport", "--local-transport",
+                 "tcp", "--out", str(out)]) == 2  # fmt: skip
+    assert "--bind tcp://127.0.0.1:notaport: expected tcp://HOST:PORT" in capsys.readouterr().err
+    assert not out.exists()
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    assert main(["match", GREEDY, RANDOM, "--out", str(a_file / "sub")]) == 2
+    assert "Not a directory" in capsys.readouterr().err
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    (keys / "referee.key_secret").write_text("not a certificate")
+    (keys / "referee.key_secret").chmod(0o600)
+    args = ["match", GREEDY, "remote:bob", "--remote-key", "bob=" + "a" * 40, "--key-dir",
+            str(keys), "--out", str(out)]  # fmt: skip
+    assert main(args) == 2
+    assert "referee.key_secret" in capsys.readouterr().err
+    assert not (out / "referee.log.jsonl").exists()  # the same command works once fixed
+    config = tmp_path / "t.toml"
+    config.write_text(
+        f'[tournament]\nname = "t"\n[[bots]]\nname = "a"\ncommand = "{GREEDY}"\n'
+        f'[[bots]]\nname = "b"\ncommand = "{RANDOM}"\n'
+    )
+    assert main(["tournament", str(config), "--out", str(out), "--log-level", "bogus"]) == 2
+    assert main(["tournament", str(config), "--out", str(out), "--lease", "0"]) == 2
+    assert "must be more than 0 seconds" in capsys.readouterr().err
+
+
+@pytest.mark.asyncio
+async def test_a_store_error_during_play_is_named_not_a_referee_bug() -> None:
+    """The tournament's game slots run in a TaskGroup: a store that fails mid-run (a database
+    gone) reaches the commands as the StoreError itself, which they report with exit 2."""
+    import asyncio
+    from typing import cast
+
+    from referee.cli.tournament import run_with_signals
+    from referee.tournament.runner import TournamentRun
+    from referee.tournament.store import StoreError
+
+    class Failing:
+        async def run(self) -> None:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self.slot())
+
+        async def slot(self) -> None:
+            raise StoreError("postgresql://db/gin", "the server closed the connection")
+
+    with pytest.raises(StoreError, match="the server closed the connection"):
+        await run_with_signals(cast(TournamentRun, Failing()), asyncio.Event())

@@ -30,6 +30,7 @@ __all__ = [
     "remote_keys",
     "run_keygen",
     "server_keys",
+    "warn_insecure",
 ]
 
 LOGGER = logging.getLogger(__name__)
@@ -105,15 +106,22 @@ def run_keygen(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def server_keys(args: argparse.Namespace, *, remote: bool) -> KeyPair | None:
-    """The referee's pair for a command's TCP endpoint: None with ``--insecure`` (warned) or an
-    ``ipc://`` bind; the long-term pair when ``remote`` bots connect; else a throw-away one.
-    Raises ValueError (naming the file) for an unusable key file."""
+def warn_insecure() -> None:
+    """Log what ``--insecure`` gives up (once the command's log is configured)."""
+    LOGGER.warning(
+        "--insecure: the TCP endpoint uses no CURVE; tokens travel in clear and anyone "
+        "who can reach it may connect"
+    )
+
+
+def server_keys(args: argparse.Namespace, *, remote: bool, warn: bool = True) -> KeyPair | None:
+    """The referee's pair for a command's TCP endpoint: None with ``--insecure`` (warned
+    unless ``warn`` is False) or an ``ipc://`` bind; the long-term pair when ``remote`` bots
+    connect; else a throw-away one. Raises ValueError (naming the file) for an unusable key
+    file."""
     if args.insecure:
-        LOGGER.warning(
-            "--insecure: the TCP endpoint uses no CURVE; tokens travel in clear and anyone "
-            "who can reach it may connect"
-        )
+        if warn:
+            warn_insecure()
         return None
     if str(args.bind).startswith("ipc://"):
         return None

@@ -18,7 +18,13 @@ from pathlib import Path
 
 from referee.cli.daemon import raise_fd_limit, run_stoppable
 from referee.cli.keys import add_commands as add_key_commands
-from referee.cli.keys import add_security_options, remote_keys, run_keygen, server_keys
+from referee.cli.keys import (
+    add_security_options,
+    remote_keys,
+    run_keygen,
+    server_keys,
+    warn_insecure,
+)
 from referee.cli.logs import add_log_options, configure, configure_cli
 from referee.cli.sprt import run_sprt
 from referee.cli.toolkit import add_check_command, add_feed_options, run_check, run_feed
@@ -37,8 +43,10 @@ from referee.match import (
     replay_record,
     run_match,
 )
+from referee.net.keys import KeyPair
 from referee.net.limits import Limits
 from referee.net.sandbox import SANDBOX_CHOICES
+from referee.net.types import TransportError
 from referee.rules import RuleSet
 
 __all__ = ["main"]
@@ -216,8 +224,11 @@ def _with_keys(args: argparse.Namespace, specs: tuple[BotSpec, BotSpec]) -> tupl
     return tuple(replace(spec, public_key=keys.get(spec.name)) for spec in specs)
 
 
-def _match_inputs(args: argparse.Namespace) -> tuple[MatchConfig, tuple[BotSpec, BotSpec]]:
-    """The match's configuration and bots from the command line (ValueError: bad usage)."""
+def _match_inputs(
+    args: argparse.Namespace,
+) -> tuple[MatchConfig, tuple[BotSpec, BotSpec], KeyPair | None]:
+    """The match's configuration, bots and the referee's CURVE pair from the command line
+    (ValueError: bad usage, found before anything is written to ``--out``)."""
     config = MatchConfig(
         rules=RuleSet.preset(args.rules),
         games=args.games,
@@ -242,9 +253,28 @@ def _match_inputs(args: argparse.Namespace) -> tuple[MatchConfig, tuple[BotSpec,
             BotSpec(f"{specs[1].name}-B", specs[1].command),
         )
     keyed = _with_keys(args, specs)
+    _check_bind(args.bind)
     if args.out is not None:
         _check_fresh_out(args.out, config.match_id)
-    return config, (keyed[0], keyed[1])
+    remote = any(spec.command is None for spec in specs)
+    return config, (keyed[0], keyed[1]), server_keys(args, remote=remote, warn=False)
+
+
+def _check_bind(bind: str) -> None:
+    """Refuse a ``--bind`` that cannot be an endpoint (a port in use is found only when
+    binding, and is a usage error then too)."""
+    if bind.startswith("ipc://") and len(bind) > len("ipc://"):
+        return
+    host, _, port = bind.removeprefix("tcp://").rpartition(":")
+    if (
+        bind.startswith("tcp://")
+        and host
+        and (port == "*" or (port.isdigit() and int(port) < 65536))
+    ):
+        return
+    raise ValueError(
+        f"--bind {bind}: expected tcp://HOST:PORT (PORT a number, 0 for any free one) or ipc://PATH"
+    )
 
 
 def _check_fresh_out(out: Path, match_id: str) -> None:
@@ -279,13 +309,13 @@ def _exit_code(result: MatchResult) -> int:
 
 
 async def _match(
-    args: argparse.Namespace, config: MatchConfig, specs: tuple[BotSpec, BotSpec]
+    args: argparse.Namespace,
+    config: MatchConfig,
+    specs: tuple[BotSpec, BotSpec],
+    curve: KeyPair | None,
 ) -> int:
-    try:  # after the log is configured: --insecure is warned about there
-        curve = server_keys(args, remote=any(spec.command is None for spec in specs))
-    except ValueError as err:
-        print(f"gin-referee: error: {err}", file=sys.stderr)
-        return EXIT_USAGE
+    if args.insecure:
+        warn_insecure()  # now that the log is configured
     stop = asyncio.Event()
     work = run_match(
         config,
@@ -378,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command not in ("tournament", "serve"):  # those log into their output dir
             configure_cli(args, args.out)
             raise_fd_limit()
-    except ValueError as err:
+    except (ValueError, OSError) as err:  # OSError: an --out that cannot be a directory
         print(f"gin-referee: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     try:  # the run: what escapes here is a referee bug, never a usage error
@@ -392,6 +422,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(run_sprt(args))
         assert inputs is not None
         return asyncio.run(_match(args, *inputs))
+    except TransportError as err:  # the endpoint cannot be bound: a bad --bind, a port in use
+        print(f"gin-referee: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as err:
         LOGGER.error("referee error", exc_info=err)
         print(f"gin-referee: internal error (a referee bug): {err!r}", file=sys.stderr)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "add_commands",
     "failed_text",
+    "positive_seconds",
     "run_results",
     "run_with_signals",
     "run_tournament",
@@ -161,6 +162,17 @@ def _spectating(args: argparse.Namespace, out: Path, config: TournamentConfig) -
     return Spectating(host, port, live, out / "tournament.sqlite", schedule(config))
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0 (``--lease``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
+
+
 def store_options(parser: argparse.ArgumentParser) -> None:
     """``--store`` and ``--lease``."""
     parser.add_argument(
@@ -170,7 +182,7 @@ def store_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--lease",
-        type=float,
+        type=positive_seconds,
         default=LEASE_SECONDS,
         help=f"seconds a claim lives unrenewed (default {LEASE_SECONDS:g})",
     )
@@ -179,7 +191,15 @@ def store_options(parser: argparse.ArgumentParser) -> None:
 async def run_with_signals(run: TournamentRun, stop: asyncio.Event) -> bool:
     """Run with signal handling; True if a signal interrupted it."""
     notice = "\ninterrupted: aborting the games in progress (bots are told: shutdown)..."
-    _, signalled = await run_stoppable(run.run(), stop, notice=notice)
+    try:
+        _, signalled = await run_stoppable(run.run(), stop, notice=notice)
+    except ExceptionGroup as group:  # the run's slots (a TaskGroup): a store error is named
+        failed = group.subgroup(StoreError)
+        while isinstance(failed, ExceptionGroup):
+            failed = failed.exceptions[0]  # type: ignore[assignment]
+        if failed is None:
+            raise
+        raise failed from group
     return signalled
 
 
@@ -204,7 +224,11 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     out = args.out or config.out or Path("runs") / config.name
-    configure_cli(args, out)
+    try:
+        configure_cli(args, out)
+    except (ValueError, OSError) as err:  # a bad log option, an --out that cannot be made
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
     raise_fd_limit()
     try:
         spectating = _spectating(args, out, config)

@@ -10,7 +10,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from referee.cli.tournament import run_with_signals
+from referee.cli.tournament import positive_seconds, run_with_signals
 from referee.net.keys import KeyPair
 from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.runner import TournamentRun
@@ -34,7 +34,7 @@ def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                    " file's directory, or runs/NAME)")  # fmt: skip
     w.add_argument("--concurrency", type=int, default=None,
                    help="games at once (default tournament.concurrency)")  # fmt: skip
-    w.add_argument("--lease", type=float, default=LEASE_SECONDS,
+    w.add_argument("--lease", type=positive_seconds, default=LEASE_SECONDS,
                    help=f"seconds a claim lives unrenewed (default {LEASE_SECONDS:g})")  # fmt: skip
     w.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
     w.add_argument("--log-level", default="info")
