@@ -144,7 +144,7 @@ class PeerProtocol(asyncio.Protocol):
             self._timer = None
         if self.lost_reason:
             reason = self.lost_reason
-        elif isinstance(exc, ConnectionResetError):
+        elif isinstance(exc, ConnectionResetError | BrokenPipeError):  # written to after it left
             reason = "connection reset by the peer"
         else:
             reason = f"connection error: {exc}" if exc else "connection closed by the peer"

@@ -20,6 +20,7 @@ import pytest_asyncio
 import zmq
 
 from referee.net.budget import ACCEPT_BACKLOG, DESCRIPTOR_RESERVE, descriptor_budget
+from referee.net.peer import PeerProtocol
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import (
     Incoming,
@@ -28,6 +29,7 @@ from referee.net.transport import (
     TransportConfig,
     TransportError,
 )
+from referee.net.zmtp import NULL
 
 from .conftest import TrackingContext, wait_until
 
@@ -513,3 +515,29 @@ async def test_messages_without_a_handler_are_counted_and_dropped(dealer: Dealer
         client.send(b"now")
         assert (await recv1(t)).payload == b"now"
         assert t.stats.received == 2 and t.stats.unhandled == 1
+
+
+@pytest.mark.parametrize(
+    ("exc", "reason"),
+    [
+        (None, "connection closed by the peer"),
+        (ConnectionResetError(104, "Connection reset by peer"), "connection reset by the peer"),
+        (BrokenPipeError(32, "Broken pipe"), "connection reset by the peer"),
+        (OSError(5, "Input/output error"), "connection error: [Errno 5] Input/output error"),
+    ],
+)
+def test_a_lost_connection_is_named_for_what_the_peer_did(
+    exc: Exception | None, reason: str
+) -> None:
+    """A peer that left while the referee wrote to it (EPIPE) left like one that reset."""
+    lost: list[str] = []
+
+    class Owner:
+        config = TransportConfig()
+
+        def on_lost(self, conn: PeerProtocol, why: str) -> None:
+            lost.append(why)
+
+    conn = PeerProtocol(Owner(), NULL, "127.0.0.1")  # type: ignore[arg-type]
+    conn.connection_lost(exc)
+    assert lost == [reason]
