@@ -368,11 +368,20 @@ def _check_spectate(location: str | None, spectate: bool) -> None:
                          " no --store URL")  # fmt: skip
 
 
+REAP_WITHIN = 10.0
+"""Seconds a worker process gets to exit after SIGTERM (it aborts its games at once and
+exits within ~6 s) before it is killed."""
+
+
 async def _reap(children: list[subprocess.Popen[bytes]]) -> None:
-    """Stop the worker processes (they finish their hands) and wait for them."""
+    """Stop the worker processes and wait for them (killed after ``REAP_WITHIN``)."""
     stop_workers(children)
     for child in children:
-        await asyncio.to_thread(child.wait)
+        try:
+            await asyncio.to_thread(child.wait, REAP_WITHIN)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            await asyncio.to_thread(child.wait)
 
 
 def results_text(

@@ -47,7 +47,7 @@ from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import open_deal
 from referee.tournament.games import GameOutcome, result_dict, schedule
 from referee.tournament.lease import LEASE_SECONDS, Membership
-from referee.tournament.store import Claim, GameSpec, Store, is_url, open_store
+from referee.tournament.store import Claim, GameSpec, Store, StoreError, is_url, open_store
 
 __all__ = ["STDERR_TAIL", "GameOutcome", "TournamentRun", "schedule"]
 
@@ -319,10 +319,17 @@ class TournamentRun:
         return files
 
     async def _renew(self, store: Store, claim: Claim) -> None:
+        """Renew the claim's lease every third of it until it is lost. A renewal that fails
+        (the database briefly unreachable) is tried again a third later: if the lease lapses
+        meanwhile, the result is refused and the game is played again, as for a stopped
+        runner; the game in play is never torn down for it."""
         current: Claim | None = claim
         while current is not None:
             await asyncio.sleep(self.lease / 3)
-            current = store.renew(current, lease_seconds=self.lease, now=time.time())
+            try:
+                current = store.renew(current, lease_seconds=self.lease, now=time.time())
+            except StoreError as err:
+                LOGGER.warning("game %d: lease renewal failed (%s)", claim.game.game_id, err)
 
     async def _play(
         self, hub: Hub, keeper: BotKeeper, spec: GameSpec, attempt: int

@@ -159,3 +159,31 @@ def test_killing_the_command_stops_its_workers_and_the_same_command_resumes(
             parent.wait()
     assert main(["tournament", str(config), "--out", str(out), "--workers", "2"]) == 0
     assert game_results(out) == game_results(tmp_path / "one")
+
+
+@pytest.mark.asyncio
+async def test_a_failed_lease_renewal_is_tried_again_not_fatal() -> None:
+    """A renewal that raises (the database briefly gone) is retried a third of a lease later;
+    the renewer ends only when the lease is lost. (It used to die at once and take the game's
+    result and the whole run with it.)"""
+    import asyncio
+    from types import SimpleNamespace
+    from typing import cast
+
+    from referee.tournament.runner import TournamentRun
+    from referee.tournament.store import Claim, GameSpec, Store, StoreError
+
+    calls: list[float] = []
+
+    class FlakyStore:
+        def renew(self, claim: Claim, *, lease_seconds: float, now: float) -> Claim | None:
+            calls.append(now)
+            if len(calls) == 1:
+                raise StoreError("postgresql://db/gin", "the server closed the connection")
+            return None if len(calls) == 3 else claim
+
+    game = GameSpec(0, "a-vs-b", "a", "b", "a-vs-b/pair0", 0)
+    claim = Claim(game=game, lease="fence", expires=0.0, attempt=1)
+    runner = cast(TournamentRun, SimpleNamespace(lease=0.03))
+    await asyncio.wait_for(TournamentRun._renew(runner, cast(Store, FlakyStore()), claim), 5)
+    assert len(calls) == 3  # failed, renewed, lost
