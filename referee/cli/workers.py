@@ -141,6 +141,9 @@ def run_fetch(args: argparse.Namespace) -> int:
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as err:  # --out not writable, a disk full: named, and what is written stays
+        print(f"gin-referee: fetch: cannot write into {args.out}: {err}", file=sys.stderr)
+        return EXIT_USAGE
     print(f"{written} record(s) written to {args.out / 'games'}")
     return EXIT_OK
 
