@@ -217,3 +217,6 @@ def test_four_workers_one_killed_one_stopped_record_what_one_process_records(
     assert len(records) == 16
     assert main(["replay", str(records[0]), "--quiet"]) == 0
     assert main(["results", "--store", url, "--format", "json"]) == 0
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    assert main(["fetch", "--store", url, "--out", str(blocked / "out")]) == 2  # named, no trace
