@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nacl.bindings import crypto_box_keypair, crypto_scalarmult_base
-from zmq.utils import z85
 
 __all__ = [
     "KeyFileError",
@@ -47,9 +46,9 @@ LOGGER = logging.getLogger(__name__)
 
 HOME_ENV = "GIN_REFEREE_HOME"
 REFEREE_CERT = "referee"
-_Z85_CHARS = re.escape(
-    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
-)
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+"""The Z85 alphabet (ZeroMQ RFC 32), by value."""
+_Z85_CHARS = re.escape(_Z85)
 _LINE = re.compile(r'^\s*(public-key|secret-key)\s*=\s*"([^"]*)"\s*$')
 _KEY = re.compile(f"^[{_Z85_CHARS}]{{40}}$")
 _KEY_CHAR = re.compile(f"[{_Z85_CHARS}]")
@@ -83,9 +82,40 @@ class KeyPair:
         return encode_key(self.secret)
 
 
+_Z85_VALUE = {char: value for value, char in enumerate(_Z85)}
+
+
 def encode_key(key: bytes) -> str:
-    """A raw 32-byte key in Z85."""
-    return z85.encode(key).decode("ascii")
+    """A raw key (32 bytes, any multiple of 4) in Z85, the ZeroMQ RFC 32 encoding (without
+    importing pyzmq: the referee itself does not need libzmq).
+
+    >>> encode_key(bytes.fromhex("864FD26FB559F75B"))
+    'HelloWorld'
+    """
+    if len(key) % 4:
+        raise ValueError(f"Z85 encodes a multiple of 4 bytes, not {len(key)}")
+    out: list[str] = []
+    for (word,) in struct.iter_unpack(">I", key):
+        rest, chunk = word, list[str]()
+        for _ in range(5):
+            rest, digit = divmod(rest, 85)
+            chunk.append(_Z85[digit])
+        out.extend(reversed(chunk))
+    return "".join(out)
+
+
+def _z85_decode(text: str) -> bytes:
+    """Z85 text (a multiple of 5 characters from the Z85 alphabet) as bytes; ValueError for a
+    group above 2**32 - 1."""
+    words = []
+    for start in range(0, len(text), 5):
+        word = 0
+        for char in text[start : start + 5]:
+            word = word * 85 + _Z85_VALUE[char]
+        if word >= 1 << 32:
+            raise ValueError(f"Z85 group {text[start : start + 5]!r} is above 2**32")
+        words.append(word)
+    return struct.pack(f">{len(words)}I", *words)
 
 
 def decode_key(text: str, what: str = "public key") -> bytes:
@@ -102,8 +132,8 @@ def decode_key(text: str, what: str = "public key") -> bytes:
         bad = next(c for c in text if not _KEY_CHAR.match(c))
         raise KeyFileError(f"{prefix}{bad!r} is not a Z85 character (in {text!r})")
     try:
-        return z85.decode(text.encode("ascii"))
-    except (ValueError, struct.error):  # a 5-character group above 2**32
+        return _z85_decode(text)
+    except ValueError:  # a 5-character group above 2**32
         raise KeyFileError(f"{prefix}{text!r} is not a valid Z85 key") from None
 
 

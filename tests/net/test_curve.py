@@ -9,10 +9,13 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pytest
 import pytest_asyncio
 import zmq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nacl.bindings import crypto_box_keypair, crypto_box_open_afternm
 from zmq.utils import z85
 
 from bench.zmtp_client import ZmtpClient
+from referee.net.keys import decode_key, encode_key
 from referee.net.transport import CurveServerKeys, Incoming, RouterTransport, TransportConfig
 
 from .conftest import TrackingContext, wait_until
@@ -179,3 +182,12 @@ async def test_a_pong_boxed_while_parsing_leaves_before_a_reply_sent_from_the_ha
             assert plain == [b"\x02\x04PONGctx", b"\x00reply:hello"]
         finally:
             await client.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=32, max_size=32))
+def test_the_referees_z85_is_zeromqs(key: bytes) -> None:
+    """Our Z85 (the referee does not import pyzmq for it) against pyzmq's, both ways."""
+    text = encode_key(key)
+    assert text == z85.encode(key).decode("ascii")
+    assert decode_key(text) == key == z85.decode(text.encode("ascii"))
