@@ -13,22 +13,21 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from referee.cli.daemon import raise_fd_limit, run_stoppable
+from referee.cli.inputs import free_out, match_inputs
 from referee.cli.keys import add_commands as add_key_commands
 from referee.cli.keys import (
     add_security_options,
-    remote_keys,
     run_keygen,
-    server_keys,
     warn_insecure,
 )
 from referee.cli.logs import add_log_options, configure, configure_cli
+from referee.cli.results import run_results
 from referee.cli.sprt import run_sprt
 from referee.cli.toolkit import add_check_command, add_feed_options, run_check, run_feed
-from referee.cli.tournament import add_commands, run_results, run_tournament
+from referee.cli.tournament import add_commands, run_tournament
 from referee.cli.view import add_commands as add_view_commands
 from referee.cli.view import run_report, run_view
 from referee.cli.workers import add_worker_commands, run_fetch, run_worker
@@ -38,16 +37,13 @@ from referee.match import (
     MatchConfig,
     MatchResult,
     RecordError,
-    TimeControl,
     parse_key,
     replay_record,
     run_match,
 )
 from referee.net.keys import KeyPair
-from referee.net.limits import Limits
 from referee.net.sandbox import SANDBOX_CHOICES
 from referee.net.types import TransportError
-from referee.rules import RuleSet
 
 __all__ = ["main"]
 
@@ -182,122 +178,12 @@ def _summary(result: MatchResult) -> str:
     return "\n".join(lines)
 
 
-def _confined(
-    specs: tuple[BotSpec, BotSpec], *, sandbox: str, limits: Limits, pass_env: tuple[str, ...]
-) -> tuple[BotSpec, BotSpec]:
-    """The specs with the command line's sandbox level, limits and passed variables."""
-    out = [
-        spec
-        if spec.command is None
-        else replace(
-            spec,
-            command=replace(spec.command, sandbox=sandbox, limits=limits, pass_env=pass_env),
-        )
-        for spec in specs
-    ]
-    return out[0], out[1]
-
-
 def _token_notice(server_key: str) -> Callable[[str, str, str], None]:
     def notice(name: str, endpoint: str, token: str) -> None:
         key = f"; referee key {server_key}" if server_key else " (--insecure: no CURVE)"
         print(f"remote seat {name}: connect to {endpoint} with token {token}{key}", file=sys.stderr)
 
     return notice
-
-
-def _with_keys(args: argparse.Namespace, specs: tuple[BotSpec, BotSpec]) -> tuple[BotSpec, ...]:
-    """The remote specs with their ``--remote-key``; every remote seat needs one under CURVE
-    (a ``tcp://`` bind without ``--insecure``)."""
-    keys = remote_keys(args.remote_key)
-    remote = [spec.name for spec in specs if spec.command is None]
-    for name in keys:
-        if name not in remote:
-            raise ValueError(f"--remote-key {name}: no remote seat of that name (remote:NAME)")
-    if not args.insecure and str(args.bind).startswith("tcp://"):
-        for name in remote:
-            if name not in keys:
-                raise ValueError(
-                    f"remote seat {name!r} needs --remote-key {name}=KEY (the public key from "
-                    f"`gin-referee keygen --bot {name}`), or --insecure for plain TCP"
-                )
-    return tuple(replace(spec, public_key=keys.get(spec.name)) for spec in specs)
-
-
-def _match_inputs(
-    args: argparse.Namespace,
-) -> tuple[MatchConfig, tuple[BotSpec, BotSpec], KeyPair | None]:
-    """The match's configuration, bots and the referee's CURVE pair from the command line
-    (ValueError: bad usage, found before anything is written to ``--out``)."""
-    config = MatchConfig(
-        rules=RuleSet.preset(args.rules),
-        games=args.games,
-        target_points=args.target_points,
-        seed=args.seed,
-        time=TimeControl(
-            move=args.move_time, bank=args.bank, grace=args.grace, startup=args.startup_time
-        ),
-        policy=FaultPolicy(args.fault_policy),
-        strikes=args.strikes,
-        match_id=args.match_id,
-    )
-    specs = _confined(
-        (BotSpec.parse(args.bot_a), BotSpec.parse(args.bot_b)),
-        sandbox=args.sandbox,
-        limits=Limits.parse_items(args.limit),
-        pass_env=tuple(args.pass_env),
-    )
-    if specs[0].name == specs[1].name:
-        specs = (
-            BotSpec(f"{specs[0].name}-A", specs[0].command),
-            BotSpec(f"{specs[1].name}-B", specs[1].command),
-        )
-    keyed = _with_keys(args, specs)
-    _check_bind(args.bind)
-    if args.out is not None:
-        _check_fresh_out(args.out, config.match_id)
-    remote = any(spec.command is None for spec in specs)
-    return config, (keyed[0], keyed[1]), server_keys(args, remote=remote, warn=False)
-
-
-def _check_bind(bind: str) -> None:
-    """Refuse a ``--bind`` that cannot be an endpoint (a port in use is found only when
-    binding, and is a usage error then too)."""
-    if bind.startswith("ipc://") and len(bind) > len("ipc://"):
-        return
-    host, _, port = bind.removeprefix("tcp://").rpartition(":")
-    if (
-        bind.startswith("tcp://")
-        and host
-        and (port == "*" or (port.isdigit() and int(port) < 65536))
-    ):
-        return
-    raise ValueError(
-        f"--bind {bind}: expected tcp://HOST:PORT (PORT a number, 0 for any free one) or ipc://PATH"
-    )
-
-
-def _check_fresh_out(out: Path, match_id: str) -> None:
-    """Refuse an output directory that holds an earlier run's files (a record, a log or a
-    bot's stderr would otherwise mix two runs)."""
-    names = [f"{match_id}.jsonl", "referee.log.jsonl"] + [
-        f"{match_id}.seat{seat}.stderr" for seat in (0, 1)
-    ]
-    found = [name for name in names if (out / name).exists()]
-    if found:
-        raise ValueError(
-            f"--out {out} already holds an earlier run ({', '.join(found)}): give another "
-            "--out directory, or delete those files first"
-        )
-
-
-def _free_out(base: Path) -> Path:
-    """``base``, or ``base-2``, ``base-3``... : the first that holds no earlier run."""
-    candidate, n = base, 1
-    while (candidate / "match.jsonl").exists() or (candidate / "referee.log.jsonl").exists():
-        n += 1
-        candidate = base.with_name(f"{base.name}-{n}")
-    return candidate
 
 
 def _exit_code(result: MatchResult) -> int:
@@ -392,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_keygen(args)
     if args.command == "demo":
         python = sys.executable
-        out = _free_out(Path("runs/demo")) if args.out is None else args.out
+        out = free_out(Path("runs/demo")) if args.out is None else args.out
         args = _parser().parse_args(
             [
                 "match",
@@ -404,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ]
         )  # fmt: skip
     try:  # bad input: usage errors
-        inputs = _match_inputs(args) if args.command == "match" else None
+        inputs = match_inputs(args) if args.command == "match" else None
         if args.command not in ("tournament", "serve"):  # those log into their output dir
             configure_cli(args, args.out)
             raise_fd_limit()

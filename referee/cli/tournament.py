@@ -1,5 +1,6 @@
-"""The ``tournament``, ``serve`` and ``results`` commands, and the parsers of those and of
-``sprt`` (thin: parse, run, print; ``sprt`` runs in :mod:`referee.cli.sprt`)."""
+"""The ``tournament`` and ``serve`` commands, and the parsers of those, of ``results`` and of
+``sprt`` (thin: parse, run, print; those two run in :mod:`referee.cli.results` and
+:mod:`referee.cli.sprt`)."""
 
 from __future__ import annotations
 
@@ -17,17 +18,16 @@ from typing import TYPE_CHECKING
 from referee.cli.daemon import raise_fd_limit, run_stoppable
 from referee.cli.keys import add_security_options, server_keys
 from referee.cli.logs import add_log_options, configure_cli
+from referee.cli.results import results_text
 from referee.match import Observer
 from referee.tournament.config import ConfigError, TournamentConfig, load_config
-from referee.tournament.dealkey import deal_status
 from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.progress import Progress
-from referee.tournament.report import compute_standings, render
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
 from referee.tournament.stats import (
     ELO_MODELS,
 )
-from referee.tournament.store import StoreError, is_url, open_store
+from referee.tournament.store import StoreError, open_store
 from referee.tournament.worker import (
     BOT_FILES_KEY,
     bot_files,
@@ -43,7 +43,6 @@ __all__ = [
     "add_commands",
     "failed_text",
     "positive_seconds",
-    "run_results",
     "run_with_signals",
     "run_tournament",
     "store_options",
@@ -382,52 +381,3 @@ async def _reap(children: list[subprocess.Popen[bytes]]) -> None:
         except subprocess.TimeoutExpired:
             child.kill()
             await asyncio.to_thread(child.wait)
-
-
-def results_text(
-    out: Path,
-    fmt: str,
-    prior_draws: float = 0.0,
-    *,
-    location: str | None = None,
-    name: str | None = None,
-) -> str:
-    """Standings of the tournament stored in ``out`` (or at ``location``), with its deal
-    commitment (and, once every game is played and ``out`` holds the key, the deal key:
-    ``csv`` has the standings only)."""
-    store = open_store(location or out / "tournament.sqlite", tournament=name)
-    try:
-        text = render(compute_standings(store.games(), prior_draws=prior_draws), fmt)
-        deals = deal_status(out, store)
-    finally:
-        store.close()
-    if fmt == "json":
-        return json.dumps({**json.loads(text), "deals": deals.to_dict()}, indent=2)
-    if fmt == "table":
-        return "\n".join([text, *deals.lines()])
-    return text
-
-
-def run_results(args: argparse.Namespace) -> int:
-    """``gin-referee results DIR`` (or ``--store URL``)."""
-    if args.store is not None and not is_url(args.store):
-        print(f"gin-referee: --store must be a postgresql:// URL, not {args.store!r}",
-              file=sys.stderr)  # fmt: skip
-        return EXIT_USAGE
-    if args.dir is None and args.store is None:
-        print("gin-referee: results: give a tournament directory or --store URL", file=sys.stderr)
-        return EXIT_USAGE
-    path = (args.dir or Path(".")) / "tournament.sqlite"
-    if args.store is None and not path.exists():
-        print(f"gin-referee: {path}: no tournament store here", file=sys.stderr)
-        return EXIT_USAGE
-    if not 0.0 <= args.prior_draws < float("inf"):
-        print(f"gin-referee: --prior-draws must be >= 0, got {args.prior_draws:g}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        print(results_text(args.dir or Path("."), args.format, args.prior_draws,
-                           location=args.store, name=args.tournament))  # fmt: skip
-    except StoreError as err:
-        print(f"gin-referee: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK

@@ -1,0 +1,127 @@
+"""The ``match`` command's inputs from the command line: its configuration, its two bots
+(with the sandbox, limits and remote keys asked for) and the referee's CURVE pair, all checked
+before anything is written to ``--out`` (a ValueError names what is wrong: exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from referee.cli.keys import remote_keys, server_keys
+from referee.match import BotSpec, FaultPolicy, MatchConfig, TimeControl
+from referee.net.keys import KeyPair
+from referee.net.limits import Limits
+from referee.rules import RuleSet
+
+__all__ = ["check_bind", "check_fresh_out", "free_out", "match_inputs"]
+
+
+def confined(
+    specs: tuple[BotSpec, BotSpec], *, sandbox: str, limits: Limits, pass_env: tuple[str, ...]
+) -> tuple[BotSpec, BotSpec]:
+    """The specs with the command line's sandbox level, limits and passed variables."""
+    out = [
+        spec
+        if spec.command is None
+        else replace(
+            spec,
+            command=replace(spec.command, sandbox=sandbox, limits=limits, pass_env=pass_env),
+        )
+        for spec in specs
+    ]
+    return out[0], out[1]
+
+
+def with_keys(args: argparse.Namespace, specs: tuple[BotSpec, BotSpec]) -> tuple[BotSpec, ...]:
+    """The remote specs with their ``--remote-key``; every remote seat needs one under CURVE
+    (a ``tcp://`` bind without ``--insecure``)."""
+    keys = remote_keys(args.remote_key)
+    remote = [spec.name for spec in specs if spec.command is None]
+    for name in keys:
+        if name not in remote:
+            raise ValueError(f"--remote-key {name}: no remote seat of that name (remote:NAME)")
+    if not args.insecure and str(args.bind).startswith("tcp://"):
+        for name in remote:
+            if name not in keys:
+                raise ValueError(
+                    f"remote seat {name!r} needs --remote-key {name}=KEY (the public key from "
+                    f"`gin-referee keygen --bot {name}`), or --insecure for plain TCP"
+                )
+    return tuple(replace(spec, public_key=keys.get(spec.name)) for spec in specs)
+
+
+def match_inputs(
+    args: argparse.Namespace,
+) -> tuple[MatchConfig, tuple[BotSpec, BotSpec], KeyPair | None]:
+    """The match's configuration, bots and the referee's CURVE pair from the command line
+    (ValueError: bad usage, found before anything is written to ``--out``)."""
+    config = MatchConfig(
+        rules=RuleSet.preset(args.rules),
+        games=args.games,
+        target_points=args.target_points,
+        seed=args.seed,
+        time=TimeControl(
+            move=args.move_time, bank=args.bank, grace=args.grace, startup=args.startup_time
+        ),
+        policy=FaultPolicy(args.fault_policy),
+        strikes=args.strikes,
+        match_id=args.match_id,
+    )
+    specs = confined(
+        (BotSpec.parse(args.bot_a), BotSpec.parse(args.bot_b)),
+        sandbox=args.sandbox,
+        limits=Limits.parse_items(args.limit),
+        pass_env=tuple(args.pass_env),
+    )
+    if specs[0].name == specs[1].name:
+        specs = (
+            BotSpec(f"{specs[0].name}-A", specs[0].command),
+            BotSpec(f"{specs[1].name}-B", specs[1].command),
+        )
+    keyed = with_keys(args, specs)
+    check_bind(args.bind)
+    if args.out is not None:
+        check_fresh_out(args.out, config.match_id)
+    remote = any(spec.command is None for spec in specs)
+    return config, (keyed[0], keyed[1]), server_keys(args, remote=remote, warn=False)
+
+
+def check_bind(bind: str) -> None:
+    """Refuse a ``--bind`` that cannot be an endpoint (a port in use is found only when
+    binding, and is a usage error then too)."""
+    if bind.startswith("ipc://") and len(bind) > len("ipc://"):
+        return
+    host, _, port = bind.removeprefix("tcp://").rpartition(":")
+    if (
+        bind.startswith("tcp://")
+        and host
+        and (port == "*" or (port.isdigit() and int(port) < 65536))
+    ):
+        return
+    raise ValueError(
+        f"--bind {bind}: expected tcp://HOST:PORT (PORT a number, 0 for any free one) or ipc://PATH"
+    )
+
+
+def check_fresh_out(out: Path, match_id: str) -> None:
+    """Refuse an output directory that holds an earlier run's files (a record, a log or a
+    bot's stderr would otherwise mix two runs)."""
+    names = [f"{match_id}.jsonl", "referee.log.jsonl"] + [
+        f"{match_id}.seat{seat}.stderr" for seat in (0, 1)
+    ]
+    found = [name for name in names if (out / name).exists()]
+    if found:
+        raise ValueError(
+            f"--out {out} already holds an earlier run ({', '.join(found)}): give another "
+            "--out directory, or delete those files first"
+        )
+
+
+def free_out(base: Path) -> Path:
+    """``base``, or ``base-2``, ``base-3``... : the first that holds no earlier run."""
+    candidate, n = base, 1
+    while (candidate / "match.jsonl").exists() or (candidate / "referee.log.jsonl").exists():
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    return candidate
