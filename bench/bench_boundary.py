@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench.common import free_port, serving_line
 from referee.tournament.store import GameRow, SqliteStore
 
 __all__ = ["MIXED", "MODES", "attack", "finish", "rss", "start_daemon"]
@@ -27,14 +27,6 @@ PY = sys.executable
 MODES = ("multipart", "bigframes", "garbage", "storm", "idle", "squat")
 MIXED = ["multipart"] * 4 + ["bigframes"] * 4 + ["garbage"] * 2 + ["storm"] * 2
 MIXED += ["idle"] * 2 + ["squat"] * 2
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 MiB = 1 << 20
@@ -85,10 +77,7 @@ command = "{PY} -m sample_bots.random_bot"
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert daemon.stderr is not None
-    line = daemon.stderr.readline()
-    while "warning" in line and "serving on" not in line:  # --insecure's warning comes first
-        line = daemon.stderr.readline()
-    assert "serving on" in line, line
+    serving_line(daemon.stderr.readline)
     return daemon, endpoint, out
 
 

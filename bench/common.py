@@ -1,10 +1,12 @@
-"""Shared helpers for the benchmarks: timing summaries and a calibration workload."""
+"""Shared helpers for the benchmarks (and the daemon tests that reuse them): timing summaries,
+a calibration workload, a free port, and the line a starting daemon prints once it serves."""
 
 from __future__ import annotations
 
 import os
 import platform
 import resource
+import socket
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -106,3 +108,26 @@ def cpu_figures(referee: float, bots: float, decisions: int, seconds: float) -> 
         "referee_us_per_decision": round(referee / decisions * 1e6, 1),
         "bots_us_per_decision": round(bots / decisions * 1e6, 1),
     }
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def serving_line(readline: Callable[[], str], most: int = 20) -> str:
+    """The first line a starting ``serve``/``tournament`` prints that says ``serving on``
+    (warnings such as ``--insecure``'s may come first); RuntimeError with the lines read if
+    it does not come within ``most`` lines or before the stream ends."""
+    seen: list[str] = []
+    while len(seen) < most:
+        line = readline()
+        seen.append(line)
+        if "serving on" in line:
+            return line
+        if not line:
+            break
+    raise RuntimeError(f"the daemon did not say it was serving: {seen}")

@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import json
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from pathlib import Path
 
 import msgpack
 
+from bench.common import free_port, serving_line
 from bench.zmtp_client import ZmtpClient, frame
 from referee.net.keys import KeyPair, decode_key
 
@@ -89,13 +89,6 @@ def mutated_frames(
             body = base
         out.append(wrap(body))
     return out
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _rss_mib(pid: int) -> float:
@@ -191,16 +184,12 @@ async def soak(frames: int, clients: int, seed: int, curve: bool = False) -> dic
     """Run the daemon and the clients; the report (see the module docstring)."""
     with tempfile.TemporaryDirectory(prefix="gin-soak-") as tmp:
         directory = Path(tmp)
-        endpoint = f"tcp://127.0.0.1:{_free_port()}"
+        endpoint = f"tcp://127.0.0.1:{free_port()}"
         keys = [KeyPair.generate() for _ in range(clients)]
         daemon = _start_daemon(_config(directory, keys), endpoint, directory / "out", curve)
         try:
             assert daemon.stderr is not None
-            line = await asyncio.to_thread(daemon.stderr.readline)
-            while "warning" in line and "serving on" not in line:  # --insecure's warning
-                line = await asyncio.to_thread(daemon.stderr.readline)
-            if "serving on" not in line:
-                raise RuntimeError(f"the daemon did not start: {line}")
+            line = await asyncio.to_thread(serving_line, daemon.stderr.readline)
             server = decode_key(line.rsplit("referee key ", 1)[1].strip()) if curve else None
             await asyncio.sleep(2.0)  # its first game is under way
             stats = dict.fromkeys(

@@ -13,13 +13,14 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
+
+from bench.common import free_port
 
 __all__ = ["PgServer", "find_bindir", "pg_server", "why_unavailable"]
 
@@ -45,12 +46,6 @@ def why_unavailable() -> str | None:
         except KeyError:
             return "running as root and there is no 'postgres' user to run initdb as"
     return None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class PgServer:
@@ -111,7 +106,7 @@ def pg_server(*settings: str) -> Iterator[PgServer]:
     if user is not None:
         entry = pwd.getpwnam(user)
         os.chown(root, entry.pw_uid, entry.pw_gid)
-    server = PgServer(bindir, root, _free_port(), user)
+    server = PgServer(bindir, root, free_port(), user)
     try:
         server.start(*settings)
         yield server

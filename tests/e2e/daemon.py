@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from bench.common import free_port, serving_line
 from tests.e2e.helpers import PY
 
 Procs = list[subprocess.Popen[str] | subprocess.Popen[bytes]]
 """Processes a test started; the ``procs`` fixture kills what is left of them."""
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def wait_for(what: str, check: Callable[[], bool], within: float = 60.0) -> None:
@@ -54,8 +46,5 @@ def start_referee(
     )  # fmt: skip
     procs.append(referee)
     assert referee.stderr is not None
-    seen = [referee.stderr.readline()]
-    while "serving on" not in seen[-1] and seen[-1] and len(seen) < 20:
-        seen.append(referee.stderr.readline())  # past the --insecure warning
-    assert "serving on" in seen[-1], seen
+    serving_line(referee.stderr.readline)  # past the --insecure warning
     return referee, endpoint, out

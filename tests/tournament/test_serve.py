@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from bench.common import free_port
 from referee.net.keys import KeyPair, write_keypair
 from referee.tournament.store import GameRow, SqliteStore
-from tests.e2e.daemon import Procs, free_port, start_referee
+from tests.e2e.daemon import Procs, start_referee
 from tests.e2e.helpers import GREEDY
 
 pytestmark = pytest.mark.timeout(180)
