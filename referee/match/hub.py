@@ -23,8 +23,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable
-from typing import Protocol
 
 from protocol.codec import decode_bot_message, encode
 from protocol.errors import ErrorCode, ProtocolError
@@ -40,6 +38,7 @@ from protocol.schema import (
     Welcome,
 )
 from referee.match.clock import TimeControl, Timer
+from referee.match.endpoint import Transport
 from referee.match.outbox import error_bytes
 from referee.match.rejects import REJECT_LOG_INTERVAL, RejectLog, ReplyQuota
 from referee.match.seat import SeatLink
@@ -50,48 +49,6 @@ __all__ = ["REFEREE_NAME", "Hub", "Transport"]
 
 LOGGER = logging.getLogger(__name__)
 REFEREE_NAME = "gin-referee/0.1"
-
-
-class Transport(Protocol):
-    """What the hub needs of a transport (``RouterTransport``, or a fake in tests)."""
-
-    @property
-    def endpoint(self) -> str:
-        """The bound endpoint."""
-        ...
-
-    @property
-    def local_endpoint(self) -> str:
-        """The endpoint for bots started on this machine (may equal ``endpoint``)."""
-        ...
-
-    def send(self, peer: bytes, payload: bytes) -> bool:
-        """Send one frame to a peer; False if it cannot be delivered."""
-        ...
-
-    def set_handler(self, handler: Callable[[Incoming], None] | None) -> None:
-        """Deliver every incoming frame to ``handler``."""
-        ...
-
-    def drain_now(self) -> None:
-        """Deliver what has already arrived."""
-        ...
-
-    def set_lost_handler(self, handler: Callable[[bytes, str], None] | None) -> None:
-        """Call ``handler(peer, reason)`` when a peer's connection ends."""
-        ...
-
-    def admit(self, peer: bytes) -> None:
-        """The hub accepted ``peer`` (a valid hello): the transport stops timing it out."""
-        ...
-
-    def disconnect(self, peer: bytes, reason: str = ...) -> None:
-        """Close ``peer``'s connection once what is queued for it is written."""
-        ...
-
-    def peer_key(self, peer: bytes) -> bytes | None:
-        """The CURVE public key ``peer`` authenticated with (None: no CURVE)."""
-        ...
 
 
 class Hub:

@@ -49,17 +49,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, TracebackType
-from typing import BinaryIO
 
 from referee.net import sandbox
 from referee.net.limits import Limits, limit_cause
 from referee.net.sandbox import SandboxLevel
+from referee.net.stderr import StderrSink, open_log
 
 __all__ = ["BotCommand", "BotProcess", "BotStartError"]
 
 logger = logging.getLogger(__name__)
 
-_TRUNCATED_MARK = b"\n[gin-referee: stderr log truncated]\n"
 _PIPE_CLOSE_TIMEOUT = 0.5  # after the group is dead, wait this long for stderr EOF
 
 
@@ -133,63 +132,6 @@ def _spawn_limit() -> asyncio.Semaphore:
     return limit
 
 
-class _StderrSink(asyncio.Protocol):
-    """Read side of the stderr pipe: bounded in-memory tail plus a size-capped log file."""
-
-    def __init__(self, tail_bytes: int, log: BinaryIO | None, log_cap: int) -> None:
-        self.tail = bytearray()
-        self.total = 0
-        self.closed = asyncio.Event()
-        self.transport: asyncio.BaseTransport | None = None
-        self._tail_bytes = tail_bytes
-        self._log = log
-        self._log_left = log_cap
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.total += len(data)
-        keep = self._tail_bytes
-        if len(data) >= keep:
-            self.tail[:] = data[-keep:]
-        else:
-            self.tail += data
-            if len(self.tail) > keep:
-                del self.tail[:-keep]
-        if self._log is not None:
-            self._write_log(data)
-
-    def _write_log(self, data: bytes) -> None:
-        log = self._log
-        if log is None:
-            return
-        try:
-            if len(data) <= self._log_left:
-                log.write(data)
-                self._log_left -= len(data)
-            else:
-                log.write(data[: self._log_left])
-                log.write(_TRUNCATED_MARK)
-                self._close_log()
-        except OSError as exc:
-            logger.warning("cannot write bot stderr log: %s", exc)
-            self._close_log()
-
-    def _close_log(self) -> None:
-        if self._log is not None:
-            with contextlib.suppress(OSError):
-                self._log.close()
-            self._log = None
-
-    def eof_received(self) -> bool | None:
-        return None  # let the transport close itself
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._close_log()
-        self.closed.set()
-
-
 class BotProcess:
     """A running bot in its own process group.  Create with ``await BotProcess.start(...)``.
 
@@ -201,7 +143,7 @@ class BotProcess:
         self,
         cmd: BotCommand,
         proc: asyncio.subprocess.Process,
-        sink: _StderrSink,
+        sink: StderrSink,
         level: SandboxLevel = SandboxLevel.NONE,
     ) -> None:
         """Internal; use ``BotProcess.start``."""
@@ -254,7 +196,7 @@ class BotProcess:
             cmd.argv, cwd=cmd.cwd, env=child_env, level=level, limits=cmd.limits, nice=nice,
             hide=hide,
         )  # fmt: skip
-        log = None if stderr_path is None else _open_log(stderr_path)
+        log = None if stderr_path is None else open_log(stderr_path)
         loop = asyncio.get_running_loop()
         rfd, wfd = os.pipe()
         proc = None
@@ -281,7 +223,7 @@ class BotProcess:
                 os.close(rfd)
                 if log is not None:
                     log.close()
-        sink = _StderrSink(tail_bytes, log, stderr_cap)
+        sink = StderrSink(tail_bytes, log, stderr_cap)
         bot = cls(cmd, proc, sink, level)
         pipe = os.fdopen(rfd, "rb", buffering=0)  # owned by the pipe transport from here on
         connected = False
@@ -429,15 +371,6 @@ class BotProcess:
     ) -> None:
         """Terminate the bot."""
         await self.terminate()
-
-
-def _open_log(path: Path) -> BinaryIO | None:
-    """Open a bot's stderr log for appending (a quick local open, fine on the loop)."""
-    try:
-        return open(path, "ab")  # closed by the stderr sink
-    except OSError as exc:
-        logger.warning("cannot open bot stderr log %s: %s", path, exc)
-        return None
 
 
 def _start_reason(exc: BaseException, cmd: BotCommand) -> str:

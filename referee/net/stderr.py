@@ -1,0 +1,82 @@
+"""A bot process's stderr: the read side of its pipe keeps a bounded tail in memory (for the
+fault that quotes it) and appends to a size-capped log file (the seat's ``.stderr`` file)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["StderrSink", "open_log"]
+
+logger = logging.getLogger(__name__)
+
+_TRUNCATED_MARK = b"\n[gin-referee: stderr log truncated]\n"
+
+
+class StderrSink(asyncio.Protocol):
+    """Read side of the stderr pipe: bounded in-memory tail plus a size-capped log file."""
+
+    def __init__(self, tail_bytes: int, log: BinaryIO | None, log_cap: int) -> None:
+        self.tail = bytearray()
+        self.total = 0
+        self.closed = asyncio.Event()
+        self.transport: asyncio.BaseTransport | None = None
+        self._tail_bytes = tail_bytes
+        self._log = log
+        self._log_left = log_cap
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.total += len(data)
+        keep = self._tail_bytes
+        if len(data) >= keep:
+            self.tail[:] = data[-keep:]
+        else:
+            self.tail += data
+            if len(self.tail) > keep:
+                del self.tail[:-keep]
+        if self._log is not None:
+            self._write_log(data)
+
+    def _write_log(self, data: bytes) -> None:
+        log = self._log
+        if log is None:
+            return
+        try:
+            if len(data) <= self._log_left:
+                log.write(data)
+                self._log_left -= len(data)
+            else:
+                log.write(data[: self._log_left])
+                log.write(_TRUNCATED_MARK)
+                self._close_log()
+        except OSError as exc:
+            logger.warning("cannot write bot stderr log: %s", exc)
+            self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
+            self._log = None
+
+    def eof_received(self) -> bool | None:
+        return None  # let the transport close itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._close_log()
+        self.closed.set()
+
+
+def open_log(path: Path) -> BinaryIO | None:
+    """Open a bot's stderr log for appending (a quick local open, fine on the loop)."""
+    try:
+        return open(path, "ab")  # closed by the stderr sink
+    except OSError as exc:
+        logger.warning("cannot open bot stderr log %s: %s", path, exc)
+        return None
