@@ -10,6 +10,11 @@ loopback), ``--rounds`` rounds each measure, in an order that rotates from round
   round trip the baseline of goal (b);
 * **floor** — the referee's own transport with a do-nothing handler, same bot, same request
   (:func:`bench.pingpong.raw_transport`): the least any referee on this transport spends;
+* **rules** (CPU only, no sockets) — the rules, the legal actions, the request's bytes and the
+  reply's decoding alone over the decisions of 300 hands (:func:`bench.bench_inproc.core_only`):
+  the work no referee that enforces these rules can skip. ``floor + rules`` is the *tight
+  floor* of goal (b), the least CPU per decision any referee on this transport can spend,
+  and ``cpu_ratio_tight_raw`` says how far above raw pyzmq that floor already is;
 * **match** — one ``--games``-game match between two instant bots (``bench/instant_bot.py``,
   the opponent's moves inside their requests, as the Python SDK asks) through the real hub,
   seats, rules and match record: decisions/s, the referee's CPU per decision.
@@ -41,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import pingpong
+from bench.bench_inproc import core_only
 from bench.common import cpu_seconds, machine, percentile, proc_seconds
 from referee.cli.logs import configure
 from referee.match.clock import TimeControl
@@ -183,6 +189,9 @@ def measure_kind(kind: str, args: argparse.Namespace, tmp: Path) -> dict[str, An
         raw_cpu = statistics.median(s["server_cpu_us"] for s in got["raw"])
         floor_cpu = statistics.median(s["server_cpu_us"] for s in got["floor"])
         match = got["match"]
+        count, seconds = core_only(seed=number, hands=300)
+        rules_cpu = seconds / count * 1e6
+        tight = floor_cpu + rules_cpu
         row = {
             "order": "".join(name[0] for name in order),
             **{f"raw_per_s_{s['round_trips']}": s["per_s"] for s in got["raw"]},
@@ -195,6 +204,10 @@ def measure_kind(kind: str, args: argparse.Namespace, tmp: Path) -> dict[str, An
             "match_referee_cpu_us": match["referee_cpu_us"],
             "cpu_ratio_match_raw": match["referee_cpu_us"] / raw_cpu,
             "cpu_ratio_match_floor": match["referee_cpu_us"] / floor_cpu,
+            "rules_cpu_us": rules_cpu,
+            "tight_floor_cpu_us": tight,
+            "cpu_ratio_tight_raw": tight / raw_cpu,
+            "cpu_ratio_match_tight": match["referee_cpu_us"] / tight,
             "raw_bot_cpu_us": statistics.median(s["bot_cpu_us"] for s in got["raw"]),
             "match_bots_cpu_us": match["bots_cpu_us"],
             "match_p50_us": match["p50_us"],

@@ -29,13 +29,18 @@ Every game starts two Python bot processes, so these series are measured and lab
   changes nothing: a tournament game stops at ``MatchConfig.max_hands_per_game``, 200 hands.)
 - ``amortised_tcp`` (with ``--tcp``): the amortised series with the bots on TCP loopback
   instead of the referee's private ipc:// endpoint;
-- ``control`` (unless ``--no-control``): the same bots, as many pairs as games at once, driven
-  by :mod:`bench.raw_referee`, a do-nothing referee (one blocking ROUTER, no rules): the cost
-  of merely routing the messages, which a real referee can only approach;
+- ``control`` (unless ``--no-control``): the same bots, as many pairs as amortised games ran
+  at once (``min(level, games)``), each pair answering as many requests as those games' mean
+  decisions (so the bots' start-up is amortised alike), driven by :mod:`bench.raw_referee`,
+  a do-nothing referee (one blocking ROUTER, no rules): the cost of merely routing the
+  messages, which a real referee can only approach;
 - ``floor`` (with the control): the same do-nothing loop on the referee's own transport
   (:class:`~referee.net.transport.RouterTransport` on asyncio, push style): the least CPU any
   referee built on this transport can spend, with no rules at all. The control table sets
   both beside ``amortised``.
+
+``--sandbox LEVEL`` sets the bots' sandbox (default ``auto``, as the ``tournament`` command):
+a sandboxed bot is not reaped by this process, so ``bots us`` counts it only with ``none``.
 
 ``--rounds R`` repeats every level R times (levels innermost) and reports per-level medians.
 Defaults (levels 1..32, ``max(8, 2 x level)`` short games and ``max(2, level)`` long games
@@ -101,13 +106,19 @@ def even(count: int) -> int:
 
 
 def make_config(
-    level: int, games: int, rules: RuleSet, bot: str = INSTANT, *, reuse: bool = True
+    level: int,
+    games: int,
+    rules: RuleSet,
+    bot: str = INSTANT,
+    *,
+    reuse: bool = True,
+    sandbox: str = "auto",
 ) -> TournamentConfig:
     """Two copies of ``bot`` (default: the instant bot), round-robin with duplicate deals,
     ``games`` games, ``level`` at once, bots kept between games unless ``reuse`` is False."""
     return TournamentConfig(
         name=f"bench-c{level}",
-        bots=(BotEntry("alpha", bot), BotEntry("beta", bot)),
+        bots=(BotEntry("alpha", bot, sandbox=sandbox), BotEntry("beta", bot, sandbox=sandbox)),
         format="round-robin",
         games_per_pairing=even(games),
         duplicate=True,
@@ -298,6 +309,12 @@ def main() -> None:
         help="also run the with_startup series with two new bot processes per game (fresh)",
     )
     parser.add_argument(
+        "--sandbox",
+        default="auto",
+        help="the bots' sandbox level (default auto); with none, the bots' CPU is counted too"
+        " (a sandbox's bots are not reaped by this process, so their CPU shows as 0)",
+    )
+    parser.add_argument(
         "--rounds", type=positive, default=1, help="repeat every level; medians are reported"
     )
     parser.add_argument(
@@ -342,7 +359,9 @@ def main() -> None:
             # series (memory figures are taken from the first round only).
             for level in args.levels:
                 for label, (rules, games, ipc, reuse) in series.items():
-                    config = make_config(level, games(level), rules, args.bot, reuse=reuse)
+                    config = make_config(
+                        level, games(level), rules, args.bot, reuse=reuse, sandbox=args.sandbox
+                    )
                     out = root / f"{label}-c{level}-r{rnd}"
                     row = measure(config, out, base_rss, local_ipc=ipc)
                     runs[label][-1].append(row)
@@ -352,9 +371,10 @@ def main() -> None:
                         file=sys.stderr,
                         flush=True,
                     )
+                pairs, per_pair = control_shape(level, runs.get("amortised"))
                 for label, transport in controls.items():
                     endpoint = f"ipc://{root}/{label}-c{level}-r{rnd}.sock"
-                    row = raw_referee.run(level, CONTROL_DECISIONS, args.bot, endpoint, transport)
+                    row = raw_referee.run(pairs, per_pair, args.bot, endpoint, transport)
                     runs[label][-1].append(row)
                     print(
                         f"round {rnd} {label} c={level}: {row['decisions_per_s']} decisions/s",
@@ -385,6 +405,17 @@ def main() -> None:
         }
         print(control_table(control, floor, rows.get("amortised", [])), file=sys.stderr)
     print(json.dumps(result, indent=2))
+
+
+def control_shape(level: int, amortised: list[list[dict[str, Any]]] | None) -> tuple[int, int]:
+    """Pairs and requests per pair for the control at ``level``: as many pairs as amortised
+    games actually ran at once and as many requests per pair as those games' mean decisions
+    (so bot start-up is amortised alike), from this round's amortised row at this level;
+    ``level`` pairs of :data:`CONTROL_DECISIONS` without that series."""
+    if not amortised or not amortised[-1] or amortised[-1][-1]["concurrency"] != level:
+        return level, CONTROL_DECISIONS
+    row = amortised[-1][-1]
+    return min(level, row["games"]), max(1000, row["decisions"] // row["games"])
 
 
 def median_rows(per_round: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
