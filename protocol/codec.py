@@ -7,8 +7,9 @@ input bytes, raising only :class:`~protocol.errors.ProtocolError` subclasses:
 value, :class:`~protocol.errors.SchemaError` when the value has the wrong shape.
 
 The map of each message is derived from its description (:func:`protocol.fields.to_wire`);
-the common ``action`` reply has a decoding fast path here that gives the same results
-(property tested). ``encode`` trusts its input (the referee encodes every event with it): it
+the common ``action`` reply has a decoding fast path here, and the ``request`` one in
+:mod:`protocol.request_fast`, each giving the same results as the general path (property
+tested). ``encode`` trusts its input (the referee encodes every event with it): it
 does not validate cards or ranges, so a message built with bad values encodes to bytes that
 ``decode`` rejects. The referee writes its per-decision ``request`` itself
 (``referee/match/request.py``), from the same description.
@@ -37,6 +38,7 @@ from protocol.checks import MAX_INT
 from protocol.errors import MalformedMessage
 from protocol.fields import to_wire
 from protocol.parse import parse_message, simple_action
+from protocol.request_fast import read_request
 from protocol.schema import (
     BOT_MESSAGE_TYPES,
     MESSAGE_CLASSES,
@@ -204,4 +206,7 @@ def decode_referee_message(data: bytes | bytearray | memoryview) -> RefereeMessa
 
     A bot-only type raises ``SchemaError`` with code ``unexpected_type``.
     """
+    request = read_request(data)  # the message of every decision: its fast path first
+    if request is not None:
+        return request
     return cast(RefereeMessage, parse_message(unpack(data), REFEREE_MESSAGE_TYPES))

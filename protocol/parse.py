@@ -49,7 +49,7 @@ from protocol.schema import (
     WireAction,
 )
 
-__all__ = ["parse_action", "parse_message", "simple_action"]
+__all__ = ["interned_action", "parse_action", "parse_message", "simple_action"]
 
 _MISSING = ErrorCode.MISSING_FIELD
 _VALUE = ErrorCode.BAD_VALUE
@@ -66,6 +66,12 @@ _SIMPLE_ACTIONS: dict[tuple[str, str | None], WireAction] = {
     for card in (None, *ALL_CARDS)
     if (card is None and kind not in _CARD_REQUIRED) or (card is not None and kind in _CARD_ALLOWED)
 }
+
+
+def interned_action(kind: str, card: str | None) -> WireAction | None:
+    """The interned wire action of a valid meld-free ``(kind, card)`` as an action map may
+    hold it (events included: a ``take_discard`` may name its card), else None."""
+    return _SIMPLE_ACTIONS.get((kind, card))
 
 
 def simple_action(kind: object, card: object) -> WireAction | None:

@@ -155,3 +155,20 @@ def wire_map(msg: Message) -> dict[str, Any]:
     """A fresh, freely mutable copy of ``msg``'s wire map (lists, not tuples)."""
     value: dict[str, Any] = msgpack.unpackb(msgpack.packb(to_wire(msg)))
     return value
+
+
+def corrupt(value: Any, data: st.DataObject, values: st.SearchStrategy[Any]) -> Any:
+    """``value`` (a wire map, changed in place) with one node, maybe the root, replaced by a
+    value drawn from ``values`` or removed from its map."""
+    if isinstance(value, dict) and value and data.draw(st.booleans()):
+        key = data.draw(st.sampled_from(sorted(value)))
+        if data.draw(st.integers(0, 3)) == 0:
+            del value[key]
+        else:
+            value[key] = corrupt(value[key], data, values)
+        return value
+    if isinstance(value, list) and value and data.draw(st.booleans()):
+        i = data.draw(st.integers(0, len(value) - 1))
+        value[i] = corrupt(value[i], data, values)
+        return value
+    return data.draw(values)

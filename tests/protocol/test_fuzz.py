@@ -21,11 +21,14 @@ from protocol.codec import (
     decode_bot_message,
     decode_referee_message,
     encode,
+    unpack,
 )
 from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
 from protocol.examples import EXAMPLES
-from protocol.schema import MESSAGE_CLASSES, ActionMsg, Bye, Message, Request
-from tests.protocol.strategies import messages, wire_map
+from protocol.parse import parse_message
+from protocol.request_fast import read_request
+from protocol.schema import MESSAGE_CLASSES, REFEREE_MESSAGE_TYPES, ActionMsg, Bye, Message, Request
+from tests.protocol.strategies import corrupt, messages, wire_map
 
 DECODERS = (decode, decode_bot_message, decode_referee_message)
 
@@ -60,6 +63,9 @@ def _decode_all(data: bytes) -> None:
     fast = decode_action(data)
     if fast is not None:  # the fast path never accepts what the full decoder refuses or reads
         assert decode_bot_message(data) == ActionMsg(*fast)  # otherwise
+    request = read_request(data)
+    if request is not None:  # the same for the request's fast path
+        assert parse_message(unpack(data), REFEREE_MESSAGE_TYPES) == request
 
 
 @settings(max_examples=500)
@@ -85,26 +91,10 @@ def test_arbitrary_msgpack_values(value: Any) -> None:
     _decode_all(msgpack.packb(value))
 
 
-def _replace_somewhere(value: Any, data: st.DataObject) -> Any:
-    """``value`` with one node (maybe the root) replaced by an arbitrary value or removed."""
-    if isinstance(value, dict) and value and data.draw(st.booleans()):
-        key = data.draw(st.sampled_from(sorted(value)))
-        if data.draw(st.integers(0, 3)) == 0:
-            del value[key]
-        else:
-            value[key] = _replace_somewhere(value[key], data)
-        return value
-    if isinstance(value, list) and value and data.draw(st.booleans()):
-        i = data.draw(st.integers(0, len(value) - 1))
-        value[i] = _replace_somewhere(value[i], data)
-        return value
-    return data.draw(msgpack_values)
-
-
 @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(messages, st.data())
 def test_valid_messages_with_one_field_corrupted(msg: Message, data: st.DataObject) -> None:
-    wire = _replace_somewhere(wire_map(msg), data)
+    wire = corrupt(wire_map(msg), data, msgpack_values)
     _decode_all(msgpack.packb(wire))
 
 
