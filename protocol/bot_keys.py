@@ -11,7 +11,9 @@ network"). A bot needs the referee's public key and its own key pair:
 
 Without ``GIN_REFEREE_SERVER_KEY`` the bot connects without CURVE (``ipc://``, or a referee
 run with ``--insecure``). During the handshake the SDK watches the socket's monitor, so a key
-the referee refuses is reported at once instead of as a silent timeout.
+the referee refuses is reported at once instead of as a silent timeout. pyzmq's helpers for
+key files and the monitor import asyncio: they are imported only when CURVE is used, so a bot
+that connects over ``ipc://`` starts without them.
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import zmq
-import zmq.auth
-from zmq.utils.monitor import recv_monitor_message
 
 __all__ = [
     "BOT_KEY_FILE_ENV",
@@ -80,6 +80,8 @@ def curve_keys_from_env(environ: Mapping[str, str] | None = None) -> CurveKeys |
         return None
     key_file = env.get(BOT_KEY_FILE_ENV)
     if key_file:
+        import zmq.auth  # only for a key file: it imports asyncio (start-up)
+
         try:
             public, secret = zmq.auth.load_certificate(key_file)
         except (OSError, ValueError) as err:
@@ -108,6 +110,8 @@ def await_handshake(monitor: zmq.Socket[bytes], timeout_ms: int) -> tuple[str, b
     """Wait on a socket's monitor (of :data:`HANDSHAKE_EVENTS`) for the CURVE handshake: None
     once it succeeded, else why not and whether the referee refused the key (True) or no
     handshake happened within ``timeout_ms`` (False)."""
+    from zmq.utils.monitor import recv_monitor_message  # CURVE only: it imports asyncio
+
     deadline = time.monotonic() + timeout_ms / 1000
     failures = 0
     while (left := deadline - time.monotonic()) > 0:

@@ -203,9 +203,18 @@ def _struct_parser(cls: type[Any]) -> _Parser:
     return parser
 
 
-_PARSERS: dict[str, Callable[[Obj, Where], Any]] = {
-    name: _fields_parser(cls) for name, cls in MESSAGE_CLASSES.items()
-}
+_PARSERS: dict[str, Callable[[Obj, Where], Any]] = {}
+"""Each message type's parser, built the first time one arrives (a bot never parses the bot
+messages, a referee never the referee's: building only those in use keeps start-up short)."""
+
+
+def _message_parser(msg_type: str) -> Callable[[Obj, Where], Any] | None:
+    """The parser of a known ``msg_type`` (built and kept on first use), None for another."""
+    cls = MESSAGE_CLASSES.get(msg_type)
+    if cls is None:
+        return None
+    parser = _PARSERS[msg_type] = _fields_parser(cls)
+    return parser
 
 
 def parse_message(value: Any, allowed: Collection[str] | None = None) -> Message:
@@ -216,7 +225,7 @@ def parse_message(value: Any, allowed: Collection[str] | None = None) -> Message
     """
     m = check_map(value, "message")
     msg_type = field(m, "message", "type", check_str)
-    parser = _PARSERS.get(msg_type)
+    parser = _PARSERS.get(msg_type) or _message_parser(msg_type)
     if parser is None:
         raise fail(ErrorCode.UNKNOWN_TYPE, "message.type", f"unknown type {msg_type!r}")
     if allowed is not None and msg_type not in allowed:

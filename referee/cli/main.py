@@ -24,13 +24,13 @@ from referee.cli.keys import (
     warn_insecure,
 )
 from referee.cli.logs import add_log_options, configure, configure_cli
-from referee.cli.results import run_results
-from referee.cli.sprt import run_sprt
-from referee.cli.toolkit import add_check_command, add_feed_options, run_check, run_feed
-from referee.cli.tournament import add_commands, run_tournament
-from referee.cli.view import add_commands as add_view_commands
-from referee.cli.view import run_report, run_view
-from referee.cli.workers import add_worker_commands, run_fetch, run_worker
+from referee.cli.parsers import (
+    add_check_command,
+    add_feed_options,
+    add_tournament_commands,
+    add_view_commands,
+    add_worker_commands,
+)
 from referee.match import (
     BotSpec,
     FaultPolicy,
@@ -134,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
         help="output directory (default runs/demo, or runs/demo-2, -3... when it is taken)",
     )
     d.add_argument("--json", action="store_true", help="print a machine summary")
-    add_commands(sub)
+    add_tournament_commands(sub)
     add_key_commands(sub)
     add_worker_commands(sub)
     r = sub.add_parser("replay", help="verify a record and print its hands")
@@ -258,22 +258,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    # Each command's module is imported when that command runs: a match pays for no other.
     if args.command == "replay":
         if args.feed is not None:
+            from referee.cli.toolkit import run_feed
+
             configure(level="warning", json_file=None, console=False)
             return run_feed(args, args.record)
         return _replay(args)
     if args.command == "check":
+        from referee.cli.toolkit import run_check
+
         configure(level="warning", json_file=None, console=False)
         return run_check(args)
     if args.command == "results":
+        from referee.cli.results import run_results
+
         return run_results(args)
     if args.command == "fetch":
+        from referee.cli.workers import run_fetch
+
         return run_fetch(args)
-    if args.command == "view":
-        return run_view(args)
-    if args.command == "report":
-        return run_report(args)
+    if args.command in ("view", "report"):
+        from referee.cli.view import run_report, run_view
+
+        return run_view(args) if args.command == "view" else run_report(args)
     if args.command == "keygen":
         return run_keygen(args)
     if args.command == "demo":
@@ -298,13 +307,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gin-referee: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     try:  # the run: what escapes here is a referee bug, never a usage error
-        if args.command == "tournament":
-            return asyncio.run(run_tournament(args))
-        if args.command == "serve":
-            return asyncio.run(run_tournament(args, serve=True))
+        if args.command in ("tournament", "serve"):
+            from referee.cli.tournament import run_tournament
+
+            return asyncio.run(run_tournament(args, serve=args.command == "serve"))
         if args.command == "worker":
+            from referee.cli.workers import run_worker
+
             return asyncio.run(run_worker(args))
         if args.command == "sprt":
+            from referee.cli.sprt import run_sprt
+
             return asyncio.run(run_sprt(args))
         assert inputs is not None
         return asyncio.run(_match(args, *inputs))

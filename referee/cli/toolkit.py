@@ -13,79 +13,13 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from referee.match import (
-    CHECK_TIME,
-    BotSpec,
-    CheckOptions,
-    RecordError,
-    feed_record,
-)
-from referee.match import run_check as run_battery
+from referee.match import CHECK_TIME, BotSpec, RecordError
 from referee.net.limits import Limits
-from referee.net.sandbox import SANDBOX_CHOICES
 
-__all__ = ["add_check_command", "add_feed_options", "run_check", "run_feed"]
+__all__ = ["run_check", "run_feed"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def _bot_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--sandbox",
-        choices=SANDBOX_CHOICES,
-        default="auto",
-        help="confinement of the bot (as for match; docs/security.md)",
-    )
-    p.add_argument(
-        "--limit", action="append", default=[], metavar="KEY=VALUE", help="a resource limit"
-    )
-    p.add_argument(
-        "--pass-env", action="append", default=[], metavar="NAME", help="a variable to pass on"
-    )
-
-
-def add_check_command(sub: Any) -> None:
-    """Add ``check`` to the top-level subparsers."""
-    c = sub.add_parser(
-        "check", help="run a bot through the conformance battery and print a checklist"
-    )
-    c.add_argument("bot", help='the bot\'s command line, e.g. "./my_bot" or "python3 bot.py"')
-    c.add_argument("--json", action="store_true", help="print the checklist as JSON")
-    c.add_argument("--move-time", type=float, default=CHECK_TIME.move, help="seconds per decision")
-    c.add_argument(
-        "--startup-time", type=float, default=CHECK_TIME.startup, help="connect + hello limit"
-    )
-    c.add_argument(
-        "--exit-time",
-        type=float,
-        default=1.0,
-        help="seconds the bot has to exit after match_end (the referee allows 1 s)",
-    )
-    c.add_argument(
-        "--local-transport",
-        choices=("ipc", "tcp"),
-        default="ipc",
-        help="how the bot connects: a private ipc:// socket (default) or tcp://127.0.0.1",
-    )
-    _bot_options(c)
-
-
-def add_feed_options(r: argparse.ArgumentParser) -> None:
-    """Add ``--feed``, ``--seat``, ``--game``, ``--hand`` to the ``replay`` parser."""
-    r.add_argument(
-        "--feed",
-        metavar="CMD",
-        default=None,
-        help="play the messages seat --seat received back to this bot, offline, and compare "
-        "its replies with the recorded ones",
-    )
-    r.add_argument("--seat", type=int, choices=(0, 1), default=None, help="with --feed")
-    r.add_argument("--game", type=int, default=None, help="with --feed: only this game")
-    r.add_argument("--hand", type=int, default=None, help="with --feed: only this hand")
-    r.add_argument("--json", action="store_true", help="with --feed: print JSON")
-    _bot_options(r)
 
 
 def _spec(args: argparse.Namespace, text: str) -> BotSpec:
@@ -108,6 +42,9 @@ def _usage(err: ValueError) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     """``gin-referee check``."""
+    from referee.match import CheckOptions
+    from referee.match import run_check as run_battery  # the battery: only for this command
+
     try:
         spec = _spec(args, args.bot)
         time = replace(CHECK_TIME, move=args.move_time, startup=args.startup_time)
@@ -129,6 +66,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_feed(args: argparse.Namespace, record: Path) -> int:
     """``gin-referee replay RECORD --feed CMD --seat N``."""
+    from referee.match import feed_record
+
     if args.seat is None:
         return _usage(ValueError("--feed needs --seat 0 or --seat 1"))
     if args.hand is not None and args.game is None:

@@ -1,6 +1,5 @@
-"""The ``tournament`` and ``serve`` commands, and the parsers of those, of ``results`` and of
-``sprt`` (thin: parse, run, print; those two run in :mod:`referee.cli.results` and
-:mod:`referee.cli.sprt`)."""
+"""The ``tournament`` and ``serve`` commands (thin: run, print; their options are in
+:mod:`referee.cli.parsers`)."""
 
 from __future__ import annotations
 
@@ -16,17 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.cli.daemon import raise_fd_limit, run_stoppable
-from referee.cli.keys import add_security_options, server_keys
-from referee.cli.logs import add_log_options, configure_cli
+from referee.cli.keys import server_keys
+from referee.cli.logs import configure_cli
 from referee.cli.results import results_text
 from referee.match import Observer
 from referee.tournament.config import ConfigError, TournamentConfig, load_config
 from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.progress import Progress
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
-from referee.tournament.stats import (
-    ELO_MODELS,
-)
 from referee.tournament.store import StoreError, open_store
 from referee.tournament.worker import (
     BOT_FILES_KEY,
@@ -40,113 +36,12 @@ if TYPE_CHECKING:
     from referee.live import Spectating
 
 __all__ = [
-    "add_commands",
     "failed_text",
-    "positive_seconds",
     "run_with_signals",
     "run_tournament",
-    "store_options",
 ]
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
-
-
-class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
-    """Help that shows each option's default, except required options and None defaults."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.required or action.default is None:
-            return action.help
-        return super()._get_help_string(action)
-
-
-def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register the tournament commands on the main parser."""
-    t = sub.add_parser("tournament", help="run (or resume) a tournament from a TOML file")
-    t.add_argument("config", type=Path)
-    t.add_argument("--out", type=Path, default=None, help="output directory (store, records)")
-    t.add_argument("--resume", action="store_true", help="(default) continue an interrupted run")
-    t.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint remote bots reach")
-    add_security_options(t)
-    add_log_options(t)
-    _spectate_options(t)
-    t.add_argument("--workers", default="1", metavar="N|auto",
-                   help="referee processes on this machine (default 1; auto: one per core, at"
-                   " most tournament.concurrency)")  # fmt: skip
-    store_options(t)
-    s = sub.add_parser(
-        "sprt",
-        help="play paired games until the SPRT decides",
-        description="Is the candidate stronger than the baseline? Plays duplicate pairs of "
-        "games between them until a sequential probability ratio test accepts H1 (the "
-        "candidate is at least --elo1 stronger) or H0 (at most --elo0), or --max-games is "
-        "reached; resumable (see docs/tournaments.md and docs/statistics.md).",
-        formatter_class=_DefaultsShown,
-    )
-    s.add_argument("--candidate", required=True, help="command line of the new bot")
-    s.add_argument("--baseline", required=True, help="command line of the old bot")
-    s.add_argument("--elo0", type=float, default=0.0, help="H0: Elo difference at most this")
-    s.add_argument("--elo1", type=float, default=20.0, help="H1: Elo difference at least this")
-    s.add_argument("--elo-model", choices=ELO_MODELS, default="logistic",
-                   help="units of --elo0/--elo1")  # fmt: skip
-    s.add_argument("--alpha", type=float, default=0.05, help="false positive rate (accept H1 "
-                   "when H0 holds)")  # fmt: skip
-    s.add_argument("--beta", type=float, default=0.05, help="false negative rate (accept H0 "
-                   "when H1 holds)")  # fmt: skip
-    s.add_argument("--min-pairs", type=int, default=0,
-                   help="duplicate pairs before the test may stop")  # fmt: skip
-    s.add_argument("--max-games", type=int, default=2000, help="stop undecided after this many")
-    s.add_argument("--concurrency", type=int, default=2, help="games played at once")
-    s.add_argument("--rules", default="standard",
-                   help="preset: standard, classic, oklahoma, straight")  # fmt: skip
-    s.add_argument("--move-time", type=float, default=1.0, help="seconds per decision")
-    s.add_argument("--bank", type=float, default=30.0, help="per-game time bank, seconds")
-    s.add_argument(
-        "--seed", type=int, default=None, help="public deal seed: deals NOT secret (testing only)"
-    )
-    s.add_argument("--out", type=Path, default=Path("runs/sprt"),
-                   help="output directory (store, records); the same one resumes")  # fmt: skip
-    add_log_options(s, level="warning")
-    v = sub.add_parser("serve", help="daemon: run a tournament as registered remote bots connect")
-    v.add_argument("config", type=Path)
-    v.add_argument(
-        "--bind",
-        default="tcp://127.0.0.1:5555",
-        help="endpoint remote bots reach (default tcp://127.0.0.1:5555; e.g. tcp://0.0.0.0:5555 "
-        "to accept bots from other machines)",
-    )
-    add_security_options(v)
-    v.add_argument("--out", type=Path, default=None)
-    v.add_argument("--until-done", action="store_true", help="exit when every game is played")
-    add_log_options(v)
-    _spectate_options(v)
-    r = sub.add_parser("results", help="standings of a tournament directory")
-    r.add_argument("dir", type=Path, nargs="?", help="output directory (its deal.key reveals)")
-    r.add_argument("--store", default=None, help="a postgresql:// URL instead of DIR's store")
-    r.add_argument("--tournament", default=None, help="its name (if the database holds several)")
-    r.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    r.add_argument("--prior-draws", type=float, default=0.0,
-                   help="virtual draws per pairing in the ratings (default 0: none)")  # fmt: skip
-
-
-def _spectate_options(parser: argparse.ArgumentParser) -> None:
-    """The live spectator page's options (docs/viewer.md)."""
-    g = parser.add_argument_group("live spectator page")
-    g.add_argument(
-        "--spectate",
-        metavar="HOST:PORT",
-        default=None,
-        help="serve the live page on this address (PORT alone: 127.0.0.1); off by default",
-    )
-    g.add_argument(
-        "--spectate-delay",
-        metavar="SECONDS",
-        type=float,
-        default=10.0,
-        help="seconds after a hand ends before its cards are shown (default 10)",
-    )
-    g.add_argument("--spectate-max", metavar="N", type=int, default=64,
-                   help="most spectators at once (default 64)")  # fmt: skip
 
 
 def _spectating(args: argparse.Namespace, out: Path, config: TournamentConfig) -> Spectating | None:
@@ -159,32 +54,6 @@ def _spectating(args: argparse.Namespace, out: Path, config: TournamentConfig) -
     host, port = parse_address(args.spectate)
     live = LiveConfig(delay=args.spectate_delay, max_spectators=args.spectate_max)
     return Spectating(host, port, live, out / "tournament.sqlite", schedule(config))
-
-
-def positive_seconds(text: str) -> float:
-    """An argparse type: a number of seconds above 0 (``--lease``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
-    return value
-
-
-def store_options(parser: argparse.ArgumentParser) -> None:
-    """``--store`` and ``--lease``."""
-    parser.add_argument(
-        "--store",
-        default=None,
-        help="postgresql:// URL of the store (default OUT/tournament.sqlite)",
-    )
-    parser.add_argument(
-        "--lease",
-        type=positive_seconds,
-        default=LEASE_SECONDS,
-        help=f"seconds a claim lives unrenewed (default {LEASE_SECONDS:g})",
-    )
 
 
 async def run_with_signals(run: TournamentRun, stop: asyncio.Event) -> bool:

@@ -11,21 +11,9 @@ from referee.view.replay_html import write_viewer
 from referee.view.report_html import write_report
 from referee.view.run_dir import RunError
 
-__all__ = ["add_commands", "run_report", "run_view"]
+__all__ = ["run_report", "run_view"]
 
 EXIT_OK, EXIT_USAGE = 0, 2
-
-
-def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``view`` and ``report`` on the main parser."""
-    v = sub.add_parser("view", help="write a match record's replay as one HTML page")
-    v.add_argument("record", type=Path, help="a match record (.jsonl)")
-    v.add_argument("-o", "--out", type=Path, default=None, help="page (default RECORD.html)")
-    r = sub.add_parser("report", help="write a tournament's standings page (HTML)")
-    r.add_argument("dir", type=Path, help="the tournament's output directory")
-    r.add_argument("-o", "--out", type=Path, default=None, help="page (default DIR/report.html)")
-    r.add_argument("--no-games", action="store_true", help="no replay page per game")
-    r.add_argument("--rebuild", action="store_true", help="rewrite every game's replay page")
 
 
 def _fail(message: str) -> int:

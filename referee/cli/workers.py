@@ -10,38 +10,15 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from referee.cli.tournament import positive_seconds, run_with_signals
+from referee.cli.tournament import run_with_signals
 from referee.net.keys import KeyPair
-from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.runner import TournamentRun
 from referee.tournament.store import StoreError, is_url, open_store
 from referee.tournament.worker import STORE_ENV, WorkerError, check_joinable, worker_config
 
-__all__ = ["add_worker_commands", "run_fetch", "run_worker"]
+__all__ = ["run_fetch", "run_worker"]
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
-
-
-def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``worker`` and ``fetch``."""
-    w = sub.add_parser("worker", help="join a running tournament's store as one more referee")
-    w.add_argument("--store", default=os.environ.get(STORE_ENV),
-                   help=f"the store: postgresql:// URL or SQLite file (default: ${STORE_ENV},"
-                   " which keeps a password off the command line)")  # fmt: skip
-    w.add_argument("--tournament", default=None, help="its name (if the database holds several)")
-    w.add_argument("--out", type=Path, default=None,
-                   help="local directory: deal.key, records, stderr (default: the SQLite"
-                   " file's directory, or runs/NAME)")  # fmt: skip
-    w.add_argument("--concurrency", type=int, default=None,
-                   help="games at once (default tournament.concurrency)")  # fmt: skip
-    w.add_argument("--lease", type=positive_seconds, default=LEASE_SECONDS,
-                   help=f"seconds a claim lives unrenewed (default {LEASE_SECONDS:g})")  # fmt: skip
-    w.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
-    w.add_argument("--log-level", default="info")
-    f = sub.add_parser("fetch", help="copy records and stderr tails out of a PostgreSQL store")
-    f.add_argument("--store", required=True, help="postgresql:// URL")
-    f.add_argument("--tournament", default=None, help="its name (if the database holds several)")
-    f.add_argument("--out", type=Path, required=True, help="directory to write games/, stderr/")
 
 
 async def _watch_parent(parent: int, stop: asyncio.Event) -> None:

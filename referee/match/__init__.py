@@ -10,18 +10,19 @@ own :class:`Hub`, with the configuration (:class:`MatchConfig`, :class:`TimeCont
 record (:class:`MatchRecorder`, :func:`replay_record`) types; an :data:`Observer` given to the
 recorder is told the record's lines and every decision as they happen (the live spectator
 page's feed); and the bot author's tools: :func:`run_check` (the conformance battery) and
-:func:`feed_record` (a record's messages played back to a bot). Modules inside import each other
+:func:`feed_record` (a record's messages played back to a bot), imported only when first used
+so that starting a match does not pay for them. Modules inside import each other
 directly, never through this file.
 """
 
 from __future__ import annotations
 
-from referee.match.check import CHECK_TIME, CheckOptions, CheckReport, run_check
-from referee.match.clock import TimeControl
+from typing import TYPE_CHECKING, Any
+
+from referee.match.clock import CHECK_TIME, TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS, MatchConfig
 from referee.match.deals import Deal, parse_key
 from referee.match.faults import FaultPolicy
-from referee.match.feed import FeedReport, feed_record
 from referee.match.hub import Hub
 from referee.match.play import play_match
 from referee.match.record import (
@@ -46,6 +47,31 @@ from referee.match.runner import (
     start_bot,
 )
 from referee.match.seat import SeatLink
+
+if TYPE_CHECKING:
+    from referee.match.check import CheckOptions, CheckReport, run_check
+    from referee.match.feed import FeedReport, feed_record
+
+_LAZY = {
+    "CheckOptions": "check",
+    "CheckReport": "check",
+    "run_check": "check",
+    "FeedReport": "feed",
+    "feed_record": "feed",
+}
+"""The bot author's tools, imported on first use: a match never needs them (start-up)."""
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :data:`_LAZY`, imported from their module when first asked for."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BOT_EXIT_GRACE",

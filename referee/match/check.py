@@ -23,7 +23,7 @@ from referee.match.battery import (
     puppet_move,
 )
 from referee.match.checklist import CheckReport, Observed, evaluate
-from referee.match.clock import TimeControl
+from referee.match.clock import CHECK_TIME, TimeControl
 from referee.match.config import MatchConfig
 from referee.match.deals import Deal
 from referee.match.faults import FaultPolicy
@@ -41,9 +41,6 @@ from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 
 __all__ = ["CHECK_TIME", "CheckOptions", "CheckReport", "run_check"]
-
-CHECK_TIME = TimeControl(move=1.0, bank=30.0, grace=0.05, startup=10.0, heartbeat=0.5)
-"""The battery's clocks: a match's defaults, with pings every 0.5 s while idle."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

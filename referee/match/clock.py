@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["Alarm", "Clock", "TimeControl", "Timer"]
+__all__ = ["CHECK_TIME", "Alarm", "Clock", "TimeControl", "Timer"]
 
 
 class Alarm(Protocol):
@@ -72,6 +72,11 @@ class TimeControl:
             "grace_ms": round(self.grace * 1000),
             "startup_ms": round(self.startup * 1000),
         }
+
+
+CHECK_TIME = TimeControl(move=1.0, bank=30.0, grace=0.05, startup=10.0, heartbeat=0.5)
+"""The clocks of ``gin-referee check``'s battery: a match's defaults, with pings every 0.5 s
+while idle."""
 
 
 class Clock:

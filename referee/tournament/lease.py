@@ -23,13 +23,12 @@ import secrets
 import socket
 import time
 
+from referee.tournament.defaults import LEASE_SECONDS
 from referee.tournament.store import Runner, Store
 
 __all__ = ["LEASE_SECONDS", "Membership", "pid_alive"]
 
 LOGGER = logging.getLogger(__name__)
-LEASE_SECONDS = 60.0
-"""Default lease of a claim and life of a heartbeat, seconds."""
 
 
 def pid_alive(pid: int) -> bool:

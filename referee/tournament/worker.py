@@ -21,6 +21,7 @@ import tomllib
 from pathlib import Path
 
 from referee.tournament.config import ConfigError, TournamentConfig, parse_config
+from referee.tournament.defaults import STORE_ENV
 from referee.tournament.store import Store
 
 __all__ = [
@@ -40,9 +41,6 @@ CONFIG_KEY = "config_toml"
 """Store metadata key of the tournament's TOML source."""
 BOT_FILES_KEY = "bot_files"
 """Store metadata key of :func:`bot_files` as JSON."""
-STORE_ENV = "GIN_REFEREE_STORE"
-"""Environment variable ``gin-referee worker`` takes its store from when ``--store`` is absent
-(bots never see it: they get only the variables their configuration names)."""
 
 
 class WorkerError(Exception):

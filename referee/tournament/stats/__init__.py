@@ -7,6 +7,7 @@ tests and fishtest's prediction of their length). Pure: no I/O, no clock. See
 ``docs/statistics.md``.
 """
 
+from referee.tournament.defaults import ELO_MODELS, EloModel
 from referee.tournament.stats.elo import (
     MAX_ELO,
     SCORE_EPSILON,
@@ -31,11 +32,9 @@ from referee.tournament.stats.simulate import (
     simulate_sprt,
 )
 from referee.tournament.stats.sprt import (
-    ELO_MODELS,
     MIN_SPRT_UNITS,
     NELO_PER_T,
     REGULARIZATION,
-    EloModel,
     SprtResult,
     Verdict,
     llr_logistic,

@@ -12,11 +12,11 @@ import math
 import random
 from dataclasses import dataclass
 
+from referee.tournament.defaults import EloModel
 from referee.tournament.stats.elo import PAIR_VALUES, logistic
 from referee.tournament.stats.sprt import (
     MIN_SPRT_UNITS,
     NELO_PER_T,
-    EloModel,
     Verdict,
     llr,
     llr_logistic_from,

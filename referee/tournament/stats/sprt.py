@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from referee.tournament.defaults import EloModel
 from referee.tournament.stats.elo import (
     PAIR_VALUES,
     Pentanomial,
@@ -35,8 +36,6 @@ NELO_PER_T = 800.0 / math.log(10.0)
 """Normalized Elo per unit of per-game t-value (about 347.4), as fishtest."""
 
 Verdict = Literal["accept", "reject", "continue"]
-EloModel = Literal["logistic", "normalized"]
-ELO_MODELS: tuple[EloModel, ...] = ("logistic", "normalized")
 
 
 def sprt_bounds(
