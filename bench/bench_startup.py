@@ -7,9 +7,28 @@ rotates from round to round, each of these commands once and times it from ``exe
 * ``match`` — ``gin-referee match "python sample_bots/greedy_bot.py" "python
   sample_bots/random_bot.py" --games 1 --target-points 10 --seed 1`` (the sandbox ``auto``);
 * ``match_nosandbox`` — the same with ``--sandbox none`` (the difference is the sandbox);
+* ``match_traced`` — ``match`` with ``--log-level debug``: its JSON log's time stamps give the
+  phases below (debug logging adds a few ms: these phases are read from this run only);
 * ``python`` — ``python -c pass``: the interpreter's own start, the floor of any Python step;
+* ``python_nosite`` — ``python -S -c pass``: the same without ``site`` (the ``.pth`` files:
+  an editable install's import finder);
 * ``referee_imports`` — ``python -c "import referee.cli.main"``: the CLI's imports;
-* ``bot_imports`` — ``python -c "import protocol.bot"``: a Python bot's SDK imports.
+* ``bot_imports`` — ``python -c "import protocol.bot"``: a Python bot's SDK imports;
+* ``greedy_imports`` — ``python -c "import sample_bots.greedy_bot"``: the SDK and the rules;
+* ``sandboxed_bot_imports`` — ``bot_imports`` started the way the referee starts a bot (its
+  sandbox level, ``nice``, ``prlimit``): what one bot costs before it can connect.
+
+The phases of ``match_traced`` (seconds from the command's ``exec``, each phase ending at a
+line of ``referee.log.jsonl``):
+
+* ``referee_ready`` — to the first log line: the interpreter, the imports, the parsing;
+* ``bots_spawned`` — to the last ``started bot``: the endpoint, the sandbox probe, two spawns;
+* ``bots_hello`` — to the last ``seat ... bound``: the bots' interpreters, imports, hello;
+* ``game`` — to ``match over``;
+* ``teardown`` — to ``transport ... closed``: the bots read ``match_end``, say ``bye`` and
+  exit (the referee waits for that exit, an event, never a fixed time), then their process
+  groups are killed and the endpoint closed;
+* ``exit`` — to the command's exit: the summary, asyncio's and the interpreter's shutdown.
 
 Prints the median [min-max] of each over the rounds as JSON. ``python -X importtime -c "import
 referee.cli.main"`` shows the imports one by one.
@@ -19,17 +38,31 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 PY = sys.executable
 GIN = str(Path(PY).with_name("gin-referee"))
 BOTS = [f"{PY} sample_bots/greedy_bot.py", f"{PY} sample_bots/random_bot.py"]
 SHORT = ["--games", "1", "--target-points", "10", "--seed", "1"]
+PHASES = ("referee_ready", "bots_spawned", "bots_hello", "game", "teardown", "exit")
+
+
+def sandboxed(argv: list[str]) -> list[str]:
+    """``argv`` wrapped the way the referee wraps a bot it starts (``--sandbox auto``)."""
+    from referee.net.limits import Limits
+    from referee.net.sandbox import bot_env, command_line, resolve
+
+    level = resolve("auto")
+    env = bot_env(os.environ, level=level)
+    line = command_line(argv, cwd=os.getcwd(), env=env, level=level, limits=Limits(), nice=10)
+    return list(line)
 
 
 def commands(out: str) -> dict[str, list[str]]:
@@ -38,17 +71,50 @@ def commands(out: str) -> dict[str, list[str]]:
     return {
         "match": [*match, f"{out}/a"],
         "match_nosandbox": [*match, f"{out}/b", "--sandbox", "none"],
+        "match_traced": [*match, f"{out}/c", "--log-level", "debug"],
         "python": [PY, "-c", "pass"],
+        "python_nosite": [PY, "-S", "-c", "pass"],
         "referee_imports": [PY, "-c", "import referee.cli.main"],
         "bot_imports": [PY, "-c", "import protocol.bot"],
+        "greedy_imports": [PY, "-c", "import sample_bots.greedy_bot"],
+        "sandboxed_bot_imports": sandboxed([PY, "-c", "import protocol.bot"]),
     }
 
 
-def wall(argv: list[str]) -> float:
-    """Seconds from exec to exit; the command must succeed."""
-    start = time.perf_counter()
+def wall(argv: list[str]) -> tuple[float, float, float]:
+    """(wall clock at exec, at exit, seconds between); the command must succeed."""
+    at, start = time.time(), time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    return at, time.time(), time.perf_counter() - start
+
+
+def phases(log: Path, started: float, ended: float) -> dict[str, float]:
+    """Each phase's seconds (see the module docstring) from a debug-level JSON log."""
+    marks: dict[str, float] = {}
+    for line in log.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        stamp = datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00")).timestamp()
+        event = str(entry["event"])
+        marks.setdefault("referee_ready", stamp)
+        if event.startswith("started bot pid"):
+            marks["bots_spawned"] = stamp
+        elif event.startswith("seat ") and " bound to " in event:
+            marks["bots_hello"] = stamp
+        elif event == "match over":
+            marks["game"] = stamp
+        elif event.startswith("transport ") and event.endswith(" closed"):
+            marks["teardown"] = stamp
+    marks["exit"] = ended
+    out, before = {}, started
+    for name in PHASES:
+        out[name] = marks[name] - before
+        before = marks[name]
+    return out
+
+
+def shown(values: list[float]) -> str:
+    """Median [min-max] in seconds."""
+    return f"{statistics.median(values):.3f} s [{min(values):.3f}-{max(values):.3f}]"
 
 
 def main() -> None:
@@ -57,18 +123,25 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     times: dict[str, list[float]] = {}
+    parts: dict[str, list[float]] = {}
+    load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
         for number in range(args.rounds):
             cmds = commands(f"{tmp}/{number}")
             names = list(cmds)
             shift = number % len(names)
             for name in names[shift:] + names[:shift]:
-                times.setdefault(name, []).append(wall(cmds[name]))
-    shown = {
-        name: f"{statistics.median(v):.3f} s [{min(v):.3f}-{max(v):.3f}]"
-        for name, v in times.items()
-    }
-    print(json.dumps(shown, indent=2))
+                at, end, seconds = wall(cmds[name])
+                times.setdefault(name, []).append(seconds)
+                if name == "match_traced":
+                    log = Path(f"{tmp}/{number}/c/referee.log.jsonl")
+                    for phase, value in phases(log, at, end).items():
+                        parts.setdefault(phase, []).append(value)
+        load.append(os.getloadavg()[0])
+    report: dict[str, object] = {name: shown(v) for name, v in times.items()}
+    report["phases of match_traced"] = {name: shown(v) for name, v in parts.items()}
+    report["load average (1 min), start and end"] = f"{load[0]:.2f}, {load[1]:.2f}"
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

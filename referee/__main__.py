@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-
-from referee.cli import main
+from referee.cli.main import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

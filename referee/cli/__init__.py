@@ -1,7 +1,8 @@
 """The ``gin-referee`` command: argument parsing, printing and exit codes, nothing else.
 
-``main`` holds :func:`main` and the match/replay/demo commands, ``tournament`` the tournament,
-sprt, serve and results commands, ``logs`` the structlog set-up.
+``main`` holds :func:`main` (and ``run``, the installed program) and the match/replay/demo
+commands, ``parsers`` the other commands' options, ``tournament`` the tournament and serve
+commands, ``logs`` the structlog set-up. A command's module is imported only when it runs.
 """
 
 from __future__ import annotations

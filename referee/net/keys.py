@@ -26,8 +26,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nacl.bindings import crypto_box_keypair, crypto_scalarmult_base
-
 __all__ = [
     "KeyFileError",
     "KeyPair",
@@ -68,6 +66,8 @@ class KeyPair:
     @staticmethod
     def generate() -> KeyPair:
         """A fresh random pair."""
+        from nacl.bindings import crypto_box_keypair  # libsodium: only once a key is needed
+
         public, secret = crypto_box_keypair()
         return KeyPair(public, secret)
 
@@ -188,6 +188,8 @@ def load_keypair(path: Path) -> KeyPair:
         raise KeyFileError(f"{path}: not a secret certificate (no secret-key line)")
     public = read_public_key(path)
     secret = decode_key(found["secret-key"], f"{path}: secret-key")
+    from nacl.bindings import crypto_scalarmult_base
+
     if crypto_scalarmult_base(secret) != public:
         raise KeyFileError(f"{path}: the secret key does not belong to the public key")
     return KeyPair(public, secret)

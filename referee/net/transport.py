@@ -46,7 +46,6 @@ import tempfile
 from collections.abc import Callable
 
 from referee.net.budget import ACCEPT_BACKLOG, connection_kind, descriptor_budget
-from referee.net.curve import CurveMechanism
 from referee.net.peer import PeerProtocol
 from referee.net.turns import LoopTurns, turns_of
 from referee.net.types import (
@@ -194,6 +193,8 @@ class RouterTransport:
         mechanism: Mechanism = NULL
         curve = self.config.curve
         if secure and curve is not None:
+            from referee.net.curve import CurveMechanism  # libsodium: only CURVE endpoints
+
             mechanism = CurveMechanism(curve.public, curve.secret, self._authorize)
         return PeerProtocol(self, mechanism, address)
 

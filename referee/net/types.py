@@ -7,9 +7,10 @@ match layer and tests can name them without the socket code.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from referee.net.curve import Authorizer
+if TYPE_CHECKING:  # referee.net.curve imports libsodium: only CURVE endpoints load it
+    from referee.net.curve import Authorizer
 
 __all__ = [
     "CurveServerKeys",
