@@ -7,6 +7,7 @@ Run: ``python -m sample_bots.greedy_bot`` (endpoint and token from the environme
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from protocol.bot import Bot, run_bot_main
@@ -54,4 +55,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    gc.freeze()  # what the imports made lives to the end: the collector skips it (faster exit)
     sys.exit(main())
