@@ -33,6 +33,7 @@ __all__ = [
     "mask_value",
     "parse_cards",
     "row_table",
+    "row_table_by_bit",
 ]
 
 T = TypeVar("T")
@@ -48,9 +49,20 @@ def row_table(extend: Callable[[T, int], T], empty: T) -> tuple[T, ...]:
     >>> row_table(lambda below, bit: below + (bit,), ())[0b1011]
     (0, 1, 3)
     """
+    return row_table_by_bit(lambda rows, bit: [extend(below, bit) for below in rows], empty)
+
+
+def row_table_by_bit(extend_rows: Callable[[list[T], int], list[T]], empty: T) -> tuple[T, ...]:
+    """:func:`row_table` given ``extend_rows(rows, bit)``: the values of all the rows below
+    ``1 << bit``, each extended by ``bit``, in one call (a comprehension instead of a call per
+    row: the tables of this module then cost about a quarter of the time at import).
+
+    >>> row_table_by_bit(lambda rows, bit: [below + 2**bit for below in rows], 0)[0b1011]
+    11
+    """
     table = [empty]
     for bit in range(13):
-        table += [extend(below, bit) for below in table]
+        table += extend_rows(table, bit)
     return tuple(table)
 
 
@@ -173,7 +185,11 @@ CARD_TEXT: tuple[str, ...] = tuple(str(card) for card in DECK)
 """Canonical text of each card, by index."""
 
 _VALUES = tuple(card.value for card in DECK)
-_ROW_VALUE: tuple[int, ...] = row_table(lambda below, bit: below + min(bit + 1, 10), 0)
+_BIT_VALUE = tuple(min(bit + 1, 10) for bit in range(13))
+"""The card value of each bit of a suit row (ace 1 ... ten and faces 10)."""
+_ROW_VALUE: tuple[int, ...] = row_table_by_bit(
+    lambda rows, bit: [below + _BIT_VALUE[bit] for below in rows], 0
+)
 
 
 def card_value(index: int) -> int:
@@ -219,8 +235,10 @@ def _parse_token(token: str) -> Card:
     return Card.parse(token)
 
 
-_ROW_BITS: tuple[tuple[int, ...], ...] = row_table(lambda below, bit: (*below, bit), ())
-_ROW_TOP: tuple[int, ...] = row_table(lambda _below, bit: min(bit + 1, 10), 0)
+_ROW_BITS: tuple[tuple[int, ...], ...] = row_table_by_bit(
+    lambda rows, bit: [(*below, bit) for below in rows], ()
+)
+_ROW_TOP: tuple[int, ...] = row_table_by_bit(lambda rows, bit: [_BIT_VALUE[bit]] * len(rows), 0)
 """The highest card value of each row: that of its highest bit (values never fall with rank)."""
 
 
@@ -250,10 +268,8 @@ def mask_table(values: Sequence[T]) -> Callable[[int], tuple[T, ...]]:
         raise ValueError("mask_table needs exactly 52 values")
 
     def suit_rows(suit: int) -> tuple[tuple[T, ...], ...]:
-        table: list[tuple[T, ...]] = [()]  # as row_table, with the extension inlined
-        for value in values[13 * suit : 13 * suit + 13]:
-            table += [(*below, value) for below in table]
-        return tuple(table)
+        row = values[13 * suit : 13 * suit + 13]
+        return row_table_by_bit(lambda rows, bit: [(*below, row[bit]) for below in rows], ())
 
     rows = [suit_rows(suit) for suit in range(4)]
     r0, r1, r2, r3 = rows
