@@ -262,6 +262,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    try:  # every command's own errors are handled inside it: what escapes is a referee bug
+        return _command(args)
+    except Exception as err:
+        return _internal_error(err)
+
+
+def _internal_error(err: BaseException) -> int:
+    LOGGER.error("referee error", exc_info=err)
+    print(f"gin-referee: internal error (a referee bug): {err!r}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _command(args: argparse.Namespace) -> int:
+    """Run the parsed command (see :func:`main`)."""
     # Each command's module is imported when that command runs: a match pays for no other.
     if args.command == "replay":
         if args.feed is not None:
@@ -329,9 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gin-referee: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as err:
-        LOGGER.error("referee error", exc_info=err)
-        print(f"gin-referee: internal error (a referee bug): {err!r}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return _internal_error(err)
 
 
 def run() -> NoReturn:

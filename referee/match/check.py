@@ -29,6 +29,7 @@ from referee.match.deals import Deal
 from referee.match.faults import FaultPolicy
 from referee.match.hub import Hub
 from referee.match.probe import ProbeLink, PuppetLink
+from referee.match.result import RefereeError
 from referee.match.runner import (
     curve_env,
     curve_transport,
@@ -85,6 +86,7 @@ async def _play(
         )
     finally:
         puppet.close()
+    RefereeError.check(result)  # a referee bug: no item may blame the bot for it
     obs.results.append(result)
 
 

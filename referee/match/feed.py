@@ -36,7 +36,7 @@ from referee.match.faults import FaultKind, FaultPolicy
 from referee.match.hub import Hub
 from referee.match.probe import ProbeLink, PuppetLink
 from referee.match.record import RecordError, read_record_lines, replay_record
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, RefereeError
 from referee.match.runner import (
     BOT_EXIT_GRACE,
     curve_env,
@@ -415,6 +415,7 @@ async def feed_record(
             result = await play_watched(config, pair, processes, deck_source=deck, stop=stop)
         except KeyError as err:
             raise RecordError(str(path), 0, f"the record has no hand {err}") from None
+        RefereeError.check(result)  # a referee bug: the bot did not diverge, nothing was fed
         report.name = link.name
         report.decisions = link.fed
         recorded = {(f["game"], f["hand"]) for f in script.faults if f["seat"] == seat}

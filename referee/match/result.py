@@ -6,10 +6,21 @@ from dataclasses import dataclass, field
 
 from referee.match.faults import Fault
 
-__all__ = ["RESULT_SCHEMA_VERSION", "MatchResult", "SeatSummary"]
+__all__ = ["RESULT_SCHEMA_VERSION", "MatchResult", "RefereeError", "SeatSummary"]
 
 RESULT_SCHEMA_VERSION = 1
 """Version of :meth:`MatchResult.to_dict`'s shape (the ``--json`` summary)."""
+
+
+class RefereeError(RuntimeError):
+    """A referee bug ended a match that a tool played (``check``, ``replay --feed``): the tool
+    has no verdict to give, and the bot is not to blame (the command exits 70)."""
+
+    @classmethod
+    def check(cls, result: MatchResult) -> None:
+        """Raise for a ``result`` that a referee bug ended (reason ``error``)."""
+        if result.reason == "error":
+            raise cls(result.error or "referee error")
 
 
 @dataclass(slots=True)

@@ -108,3 +108,53 @@ def test_a_tournament_goes_on_past_a_game_a_referee_bug_ended(
         assert all(r.status == "done" for r in store.games())
     finally:
         store.close()
+
+
+def test_check_exits_70_on_a_referee_bug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], no_error_logs: Any
+) -> None:
+    """``check`` plays a real bot, then a bug in judging what it saw: 70, not a traceback
+    (exit 1, which ``check`` uses for a failed item); the bot is gone (no leak)."""
+    bug = Injected("injected checklist bug")
+
+    def evaluate(observed: Any) -> Any:
+        raise bug
+
+    monkeypatch.setattr("referee.match.check.evaluate", evaluate)
+    assert main(["check", GREEDY]) == 70
+    assert "internal error (a referee bug): Injected('injected checklist bug')" in (
+        capsys.readouterr().err
+    )
+    assert bug in logged_errors(no_error_logs)
+
+
+def test_replay_feed_exits_70_on_a_referee_bug(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    no_error_logs: Any,
+) -> None:
+    out = tmp_path / "m"
+    assert main(["match", GREEDY, GREEDY, "--games", "1", "--seed", "3", "--out", str(out)]) == 0
+    bug = Injected("injected feed bug")
+    from referee.match import feed
+
+    monkeypatch.setattr(feed, "_wire", fail_on_call(feed._wire, 2, bug))
+    argv = ["replay", str(out / "match.jsonl"), "--seat", "0", "--feed", GREEDY]
+    assert main(argv) == 70
+    assert "injected feed bug" in capsys.readouterr().err
+    assert bug in logged_errors(no_error_logs)
+
+
+def test_check_blames_no_item_on_the_bot_for_a_referee_bug_during_its_games(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], no_error_logs: Any
+) -> None:
+    """A bug mid-battery once read as the bot's ``hand_end`` failure ("the match stopped after
+    0 game(s): error"): now the command exits 70 and prints no checklist."""
+    bug = Injected("injected clock bug")
+    monkeypatch.setattr(Clock, "charge", fail_on_call(Clock.charge, 5, bug))
+    assert main(["check", GREEDY]) == 70
+    captured = capsys.readouterr()
+    assert "RefereeError('referee error: Injected: injected clock bug')" in captured.err
+    assert "hand_end" not in captured.out + captured.err
+    assert bug in logged_errors(no_error_logs)
