@@ -184,11 +184,13 @@ def _terminal_injection_possible() -> bool:
     return True
 
 
-def _hidden_paths(argv: Sequence[str], cwd: str) -> list[str]:
+def _hidden_paths(argv: Sequence[str], cwd: str, search_path: str | None = None) -> list[str]:
     """What under ``/tmp`` the bot needs and the private tmpfs would hide, to be bound back
-    read-only: the directory of each file the command names (its cwd, its program, its
-    interpreter) or the file itself when it lies directly in ``/tmp``, and the directory that
-    holds the Python SDK and the sample bots (:mod:`protocol`, when this installation is under
+    read-only: the directory of each file the command names (its cwd, its program, found on
+    ``search_path`` when named without a directory, its interpreter) or the file itself when
+    it lies directly in ``/tmp``; the whole Python virtual environment such a file lies in (a
+    venv made under ``/tmp``: its interpreter needs its ``lib``); and the directory that holds
+    the Python SDK and the sample bots (:mod:`protocol`, when this installation is under
     ``/tmp``). Only these: a neighbouring directory (another entrant's bot) stays hidden.
 
     >>> _hidden_paths(["/tmp/missing-bot-dir-for-doctest/bot"], "/") == _hidden_paths([], "/")
@@ -196,15 +198,29 @@ def _hidden_paths(argv: Sequence[str], cwd: str) -> list[str]:
     """
     found: list[str] = []
     sdk = os.path.dirname(os.path.dirname(os.path.abspath(protocol.__file__)))
-    for word in (cwd, *argv, sdk):
+    program = argv[0] if argv else ""
+    if program and os.sep not in program and search_path is not None:
+        program = shutil.which(program, path=search_path) or program
+    for word in (cwd, program, *argv[1:], sdk):
         path = os.path.normpath(os.path.join(cwd, word)) if word else ""
         if not path.startswith("/tmp/") or not os.path.exists(path):
             continue
         held = path if os.path.isdir(path) or os.path.dirname(path) == "/tmp" else None
-        target = held or os.path.dirname(path)
+        target = _venv_root(path) or held or os.path.dirname(path)
         if target not in found:
             found.append(target)
     return found
+
+
+def _venv_root(path: str) -> str | None:
+    """The virtual environment under ``/tmp`` that holds ``path`` (the nearest directory
+    with a ``pyvenv.cfg``), else None."""
+    here = path if os.path.isdir(path) else os.path.dirname(path)
+    while here.startswith("/tmp/"):
+        if os.path.isfile(os.path.join(here, "pyvenv.cfg")):
+            return here
+        here = os.path.dirname(here)
+    return None
 
 
 def wrap(
@@ -237,7 +253,7 @@ def wrap(
                    "(the ipc local transport cuts it off)")  # fmt: skip
     workdir = os.path.abspath(cwd or os.getcwd())
     args = [tools["bwrap"] or "bwrap", *_bwrap_args(limits, share_net=share_net)]
-    for path in _hidden_paths(argv, workdir):
+    for path in _hidden_paths(argv, workdir, env.get("PATH")):
         args += ["--ro-bind", path, path]
     for path in (*hide, *secret_dirs()):  # the referee's output and keys: an empty tmpfs,
         if os.path.isdir(path):  # also inside a directory bound back just above

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -272,3 +273,49 @@ async def test_bots_run_ten_steps_below_the_referee_in_every_level(level: Sandbo
     assert await bot.wait() == 0
     await bot.terminate()
     assert int(bot.stderr_tail()) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
+
+
+def _venv_with_marker(root: Path) -> Path:
+    """A virtual environment made under ``root`` (in ``/tmp``), without pip, whose
+    site-packages holds a module ``venv_marker``; returns its directory."""
+    venv = root / "venv"
+    subprocess.run(
+        [sys._base_executable, "-m", "venv", "--without-pip", str(venv)],  # type: ignore[attr-defined]
+        check=True,
+        timeout=60,
+    )
+    (site,) = venv.glob("lib/python3*/site-packages")
+    (site / "venv_marker.py").write_text("WHERE = 'inside the venv'\n")
+    return venv
+
+
+@pytest.mark.asyncio
+async def test_a_python_from_a_venv_under_tmp_keeps_its_packages_in_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    """A venv made under ``/tmp`` (a CI job's, a user's scratch one) once lost its ``lib`` to
+    the private ``/tmp``: its bots died with "No module named ...". Named by path and found on
+    the bot's ``PATH``, its interpreter now runs with its packages; a neighbour stays hidden."""
+    require(SandboxLevel.NAMESPACES)
+    assert str(tmp_path).startswith("/tmp/")
+    venv = _venv_with_marker(tmp_path)
+    neighbour = tmp_path / "bob"
+    neighbour.mkdir()
+    (neighbour / "secret.txt").write_text("bob's strategy")
+    code = (
+        "import sys, venv_marker, os; print(venv_marker.WHERE, sys.prefix, file=sys.stderr); "
+        f"print('bob visible' if os.path.exists({str(neighbour)!r}) else 'bob hidden', "
+        "file=sys.stderr)"
+    )
+    for program, env in (
+        (str(venv / "bin" / "python"), {}),
+        ("python", {"PATH": f"{venv / 'bin'}:/usr/bin:/bin"}),
+    ):
+        cmd = BotCommand((program, "-c", code), sandbox="namespaces", env=env)
+        bot = await BotProcess.start(cmd, env={"GIN_REFEREE_ENDPOINT": "ipc:///tmp/none/s"})
+        assert bot.sandbox is SandboxLevel.NAMESPACES
+        status = await bot.wait()
+        await bot.terminate()
+        tail = bot.stderr_tail()
+        assert status == 0, tail
+        assert f"inside the venv {venv}" in tail and "bob hidden" in tail
