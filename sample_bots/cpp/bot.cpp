@@ -4,6 +4,10 @@
 // Check:  gin-referee check ./sample_bots/cpp/gin-bot-cpp
 // Run:    gin-referee match ./sample_bots/cpp/gin-bot-cpp "python3 -m sample_bots.random_bot"
 //
+// Over tcp:// the referee requires CURVE: set GIN_REFEREE_SERVER_KEY (the referee's public
+// key) and GIN_BOT_KEY_FILE (this bot's NAME.key_secret from `gin-referee keygen --bot NAME`),
+// or GIN_BOT_PUBLIC_KEY and GIN_BOT_SECRET_KEY; the referee sets them for bots it starts.
+//
 // Written from docs/protocol.md's quick start alone: one DEALER socket, hello, then a loop
 // that reads one frame (one msgpack map) and dispatches on "type":
 //   request -> action (a `legal` entry, unchanged, same request_id)   ping -> pong (same nonce)
@@ -14,6 +18,7 @@
 #define MSGPACK_NO_BOOST
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <msgpack.hpp>
 #include <optional>
@@ -73,6 +78,46 @@ uint32_t decide(const msgpack::object& request, const msgpack::object& legal) {
     return best;
 }
 
+// The 40-character Z85 value of `name` ("public-key" or "secret-key") in a ZeroMQ
+// certificate file (`gin-referee keygen --bot NAME` writes NAME.key_secret), or "".
+std::string cert_key(const std::string& path, const std::string& name) {
+    std::ifstream file(path);
+    std::string line;
+    while (std::getline(file, line)) {
+        const auto eq = line.find('=');
+        const auto open = line.find('"'), close = line.rfind('"');
+        if (eq == std::string::npos || open == std::string::npos || close <= open) continue;
+        std::string key = line.substr(0, eq);
+        key.erase(0, key.find_first_not_of(" \t"));
+        key.erase(key.find_last_not_of(" \t") + 1);
+        if (key == name) return line.substr(open + 1, close - open - 1);
+    }
+    return "";
+}
+
+// Make `sock` a CURVE client when GIN_REFEREE_SERVER_KEY is set (the referee requires CURVE
+// over tcp://): this bot's pair from GIN_BOT_KEY_FILE, or GIN_BOT_PUBLIC_KEY and
+// GIN_BOT_SECRET_KEY (the referee sets those two for the bots it starts). False if a key is
+// missing or is not 40 characters of Z85.
+bool set_curve(zmq::socket_t& sock) {
+    const char* server = std::getenv("GIN_REFEREE_SERVER_KEY");
+    if (server == nullptr) return true;  // ipc://, or a referee run with --insecure
+    std::string public_key, secret_key;
+    if (const char* file = std::getenv("GIN_BOT_KEY_FILE")) {
+        public_key = cert_key(file, "public-key");
+        secret_key = cert_key(file, "secret-key");
+    } else if (std::getenv("GIN_BOT_PUBLIC_KEY") && std::getenv("GIN_BOT_SECRET_KEY")) {
+        public_key = std::getenv("GIN_BOT_PUBLIC_KEY");
+        secret_key = std::getenv("GIN_BOT_SECRET_KEY");
+    }
+    if (std::string(server).size() != 40 || public_key.size() != 40 || secret_key.size() != 40)
+        return false;
+    sock.set(zmq::sockopt::curve_serverkey, server);
+    sock.set(zmq::sockopt::curve_publickey, public_key);
+    sock.set(zmq::sockopt::curve_secretkey, secret_key);
+    return true;
+}
+
 // Send one msgpack map as one frame; `fill` packs the map.
 template <typename Fill>
 void send(zmq::socket_t& sock, Fill fill) {
@@ -98,6 +143,11 @@ int main() {
     sock.set(zmq::sockopt::maxmsgsize, int64_t{65536});
     sock.set(zmq::sockopt::heartbeat_ivl, 1000);    // notice a dead referee
     sock.set(zmq::sockopt::heartbeat_timeout, 3000);
+    if (!set_curve(sock)) {
+        std::cerr << BOT_NAME << ": GIN_REFEREE_SERVER_KEY is set: it and GIN_BOT_KEY_FILE (or "
+                  << "GIN_BOT_PUBLIC_KEY and GIN_BOT_SECRET_KEY) must hold 40-character Z85 keys\n";
+        return 2;
+    }
     sock.connect(endpoint);
 
     send(sock, [&](auto& pk) {

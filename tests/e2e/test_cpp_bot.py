@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from referee.match.record import replay_record
+from referee.net.keys import KeyPair
 from tests.e2e.helpers import GREEDY, RANDOM, cpp_bot, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
@@ -30,3 +31,15 @@ async def test_cpp_bot_plays_a_clean_match(tmp_path: Path, seat: int, opponent: 
     assert me.decisions > 10 and me.stale_replies == 0
     assert "match over: " in stderr  # it read match_end and left by itself, not by SIGTERM
     assert replay_record(tmp_path / "match.jsonl").complete
+
+
+async def test_cpp_bot_started_over_tcp_uses_the_keys_the_referee_gives_it(
+    tmp_path: Path,
+) -> None:
+    """Over ``tcp://`` the referee requires CURVE and hands its local bots a key pair in
+    ``GIN_BOT_PUBLIC_KEY``/``GIN_BOT_SECRET_KEY``: the starter plays with them."""
+    curve = KeyPair.generate()
+    result = await play(cpp_bot(), GREEDY, tmp_path, games=1, seed=5, local_ipc=False, curve=curve)
+    stderr = (tmp_path / "match.seat0.stderr").read_text(errors="replace")
+    assert result.reason == "normal", (result, stderr)
+    assert result.seats[0].name == "cpp-starter" and not result.seats[0].faults, stderr

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.net.keys import KeyPair, write_keypair
-from tests.e2e.helpers import FAST, GREEDY, RANDOM, c_bot, node_bot, play
+from tests.e2e.helpers import FAST, GREEDY, RANDOM, c_bot, cpp_bot, node_bot, play
 
 pytestmark = pytest.mark.timeout(120)
 NOTICE = re.compile(
@@ -162,3 +162,26 @@ def test_a_remote_bot_with_its_key_pair_in_variables_plays_and_insecure_needs_no
 async def test_local_bots_over_tcp_get_their_keys_from_the_referee(tmp_path: Path) -> None:
     result = await play(GREEDY, RANDOM, tmp_path, local_ipc=False, curve=KeyPair.generate())
     assert result.reason == "normal" and not any(s.faults for s in result.seats), result
+
+
+def test_the_cpp_starter_plays_over_curve_with_its_key_file(
+    tmp_path: Path, procs: list[subprocess.Popen[str]]
+) -> None:
+    keys = tmp_path / "keys"
+    write_keypair(keys, "cpp")
+    referee = Referee(
+        tmp_path, "remote:cpp", GREEDY, "--games", "2", "--remote-key", f"cpp={keys / 'cpp.key'}"
+    )
+    procs.append(referee.proc)
+    referee.wait_for_seats(1)
+    key_file = {"GIN_BOT_KEY_FILE": str(keys / "cpp.key_secret")}
+    bot = start(procs, cpp_bot(), {**referee.seats["cpp"], **key_file})
+    summary = referee.result()
+    assert summary["reason"] == "normal" and summary["games_played"] == 2, summary
+    assert summary["seats"][0]["name"] == "cpp-starter"  # type: ignore[index]
+    assert not seat_faults(summary)
+    assert bot.wait(20) == 0
+    # Without its key the starter says why and exits 2 before it connects.
+    keyless = start(procs, cpp_bot(), {**referee.seats["cpp"], "GIN_BOT_KEY_FILE": "/nonexistent"})
+    _, err = keyless.communicate(timeout=30)
+    assert keyless.returncode == 2 and "must hold 40-character Z85 keys" in err
