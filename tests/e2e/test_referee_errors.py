@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from referee.cli import main
+from referee.match import feed
 from referee.match.clock import Clock
 from referee.rules import RulesError, record_hand
 from referee.tournament.store import SqliteStore
@@ -137,8 +138,6 @@ def test_replay_feed_exits_70_on_a_referee_bug(
     out = tmp_path / "m"
     assert main(["match", GREEDY, GREEDY, "--games", "1", "--seed", "3", "--out", str(out)]) == 0
     bug = Injected("injected feed bug")
-    from referee.match import feed
-
     monkeypatch.setattr(feed, "_wire", fail_on_call(feed._wire, 2, bug))
     argv = ["replay", str(out / "match.jsonl"), "--seat", "0", "--feed", GREEDY]
     assert main(argv) == 70
