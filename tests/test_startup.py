@@ -60,12 +60,50 @@ def loaded(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes))
 
 
+AFTER_THE_BOTS_START = (
+    "referee.net.transport",
+    "referee.match.hub",
+    "referee.match.seat",
+    "referee.match.play",
+    "referee.match.record",
+    "protocol.codec",
+    "protocol.schema",
+)
+"""What a match imports only once its bots are started: their start overlaps these imports."""
+
+
 def test_the_command_line_imports_only_what_a_match_needs() -> None:
     modules = modules_after("import referee.cli.main")
     assert loaded(modules, NOT_FOR_A_MATCH) == []
     assert loaded(modules, ("nacl", "referee.net.curve")) == []  # CURVE: only when used
-    # what it does import: the match, its endpoint and process code, the rules
-    assert {"referee.match.runner", "referee.net.transport", "referee.rules"} <= modules
+    assert loaded(modules, AFTER_THE_BOTS_START) == []
+    # what it does import: the match's runner, the bot processes' code, the rules
+    assert {"referee.match.runner", "referee.net.process", "referee.rules"} <= modules
+
+
+def test_a_match_starts_its_bots_before_it_imports_the_endpoint_and_the_game(
+    tmp_path: Path,
+) -> None:
+    argv = ["match", GREEDY, RANDOM, "--games", "1", "--target-points", "10", "--seed", "1"]
+    argv += ["--out", str(tmp_path)]
+    seen = tmp_path / "at-spawn.json"
+    code = f"""
+import json, sys
+from referee.net.process import BotProcess
+spawn = BotProcess.start.__func__
+async def start(cls, *args, **kwargs):
+    with open({str(seen)!r}, "a") as f:
+        f.write(json.dumps(sorted(sys.modules)) + "\\n")
+    return await spawn(cls, *args, **kwargs)
+BotProcess.start = classmethod(start)
+from referee.cli.main import main
+assert main({argv!r}) == 0, "the match failed"
+"""
+    after = modules_after(code)
+    at_spawns = [set(json.loads(line)) for line in seen.read_text().splitlines()]
+    assert len(at_spawns) == 2  # both bots
+    assert loaded(at_spawns[1], AFTER_THE_BOTS_START) == []
+    assert set(AFTER_THE_BOTS_START) <= after  # imported, but after both spawns
 
 
 def test_a_played_match_imports_nothing_of_the_other_commands(tmp_path: Path) -> None:

@@ -40,9 +40,7 @@ from referee.match import (
     FaultPolicy,
     MatchConfig,
     MatchResult,
-    RecordError,
     parse_key,
-    replay_record,
     run_match,
 )
 from referee.net.keys import KeyPair
@@ -232,6 +230,8 @@ async def _match(
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from referee.match import RecordError, replay_record
+
     try:
         key = None if args.deal_key is None else parse_key(args.deal_key)
     except ValueError as err:

@@ -10,9 +10,9 @@ own :class:`Hub`, with the configuration (:class:`MatchConfig`, :class:`TimeCont
 record (:class:`MatchRecorder`, :func:`replay_record`) types; an :data:`Observer` given to the
 recorder is told the record's lines and every decision as they happen (the live spectator
 page's feed); and the bot author's tools: :func:`run_check` (the conformance battery) and
-:func:`feed_record` (a record's messages played back to a bot), imported only when first used
-so that starting a match does not pay for them. Modules inside import each other
-directly, never through this file.
+:func:`feed_record` (a record's messages played back to a bot). The tools, the hub, the game
+loop and the record are imported when first used, so that a match starts its bots before it
+pays for them. Modules inside import each other directly, never through this file.
 """
 
 from __future__ import annotations
@@ -23,15 +23,6 @@ from referee.match.clock import CHECK_TIME, TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS, MatchConfig
 from referee.match.deals import Deal, parse_key
 from referee.match.faults import FaultPolicy
-from referee.match.hub import Hub
-from referee.match.play import play_match
-from referee.match.record import (
-    MatchRecorder,
-    Observer,
-    RecordError,
-    read_record_lines,
-    replay_record,
-)
 from referee.match.result import MatchResult, SeatSummary
 from referee.match.runner import (
     BOT_EXIT_GRACE,
@@ -46,20 +37,39 @@ from referee.match.runner import (
     sandbox_level,
     start_bot,
 )
-from referee.match.seat import SeatLink
 
 if TYPE_CHECKING:
     from referee.match.check import CheckOptions, CheckReport, run_check
     from referee.match.feed import FeedReport, feed_record
+    from referee.match.hub import Hub
+    from referee.match.play import play_match
+    from referee.match.record import (
+        MatchRecorder,
+        Observer,
+        RecordError,
+        read_record_lines,
+        replay_record,
+    )
+    from referee.match.seat import SeatLink
 
 _LAZY = {
+    "Hub": "hub",
+    "play_match": "play",
+    "MatchRecorder": "record",
+    "Observer": "record",
+    "RecordError": "record",
+    "read_record_lines": "record",
+    "replay_record": "record",
+    "SeatLink": "seat",
     "CheckOptions": "check",
     "CheckReport": "check",
     "run_check": "check",
     "FeedReport": "feed",
     "feed_record": "feed",
 }
-"""The bot author's tools, imported on first use: a match never needs them (start-up)."""
+"""Imported on first use: the hub, the game loop and the record, which :func:`run_match`
+imports itself once its bots are started (their start overlaps these imports), and the bot
+author's tools, which a match never needs (docs/performance.md, "Start-up")."""
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,6 @@
-"""Run one match end to end: bind the transport, start or await the bots, play, tear down.
+"""Run one match end to end: start the local bots, bind the transport, await the bots, play,
+tear down. The local bots start first, on the private ``ipc://`` socket bound for them, and
+the transport, hub and game loop are imported only then (see :func:`run_match`).
 
 Local bots are started in their own process group and sandbox (``BotCommand.sandbox``, see
 docs/security.md) with ``GIN_REFEREE_ENDPOINT``, ``GIN_REFEREE_TOKEN`` and ``GIN_BOT_SEED`` in
@@ -19,21 +21,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee.match.config import MatchConfig
 from referee.match.faults import FaultKind
-from referee.match.hub import Hub
-from referee.match.play import DeckSource, play_match
-from referee.match.record import MatchRecorder
 from referee.match.result import MatchResult
-from referee.match.seat import LOCAL_LOST_GRACE, SeatLink
-from referee.net.keys import KeyPair, KeyRing
+from referee.net.ipc import PrivateIpc
 from referee.net.process import BotCommand, BotProcess, BotStartError
 from referee.net.sandbox import SandboxLevel
-from referee.net.transport import CurveServerKeys, RouterTransport, TransportConfig
+
+if TYPE_CHECKING:
+    from referee.match.hub import Hub
+    from referee.match.play import DeckSource
+    from referee.match.record import MatchRecorder
+    from referee.match.seat import SeatLink
+    from referee.net.keys import KeyPair, KeyRing
+    from referee.net.transport import CurveServerKeys
 
 __all__ = [
     "BotSpec",
@@ -46,6 +53,7 @@ __all__ = [
     "release_seats",
     "run_match",
     "sandbox_level",
+    "spawn_bot",
     "start_bot",
     "watch_bot",
 ]
@@ -77,12 +85,18 @@ def local_bot_keys(server: KeyPair | None, local_endpoint: str) -> KeyPair | Non
     key pair and its local endpoint is TCP), else None."""
     if server is None or not local_endpoint.startswith("tcp://"):
         return None
+    from referee.net.keys import KeyPair
+
     return KeyPair.generate()
 
 
 def curve_transport(server: KeyPair | None, ring: KeyRing) -> CurveServerKeys | None:
     """The transport's CURVE settings for the referee's pair, admitting the keys in ``ring``."""
-    return None if server is None else CurveServerKeys(server.public, server.secret, ring)
+    if server is None:
+        return None
+    from referee.net.transport import CurveServerKeys
+
+    return CurveServerKeys(server.public, server.secret, ring)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +140,38 @@ def command_name(argv: Sequence[str]) -> str:
     return Path(last).stem or argv[0]
 
 
+async def spawn_bot(
+    command: BotCommand,
+    *,
+    endpoint: str,
+    token: str,
+    seed: str | None,
+    stderr_path: Path | None,
+    hide: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+) -> BotProcess | BotStartError:
+    """Start a seat's bot with the referee's environment: the endpoint, the seat's token and
+    seed, and ``extra_env`` (e.g. :func:`curve_env`); a start failure is returned, not raised.
+    ``hide`` is the referee's output directory: a sandboxed bot sees it empty."""
+    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": token, **(extra_env or {})}
+    if seed is not None:
+        env["GIN_BOT_SEED"] = seed
+    try:
+        return await BotProcess.start(
+            command, env=env, stderr_path=stderr_path, hide=() if hide is None else (str(hide),)
+        )
+    except BotStartError as err:
+        return err
+
+
+def seated(link: SeatLink, started: BotProcess | BotStartError) -> BotProcess | None:
+    """The seat's started bot, or None after recording its start failure as a startup fault."""
+    if isinstance(started, BotStartError):
+        link.record_fault(FaultKind.STARTUP, str(started))
+        return None
+    return started
+
+
 async def start_bot(
     link: SeatLink,
     command: BotCommand,
@@ -135,19 +181,18 @@ async def start_bot(
     hide: Path | None = None,
     extra_env: Mapping[str, str] | None = None,
 ) -> BotProcess | None:
-    """Start a seat's bot with the referee's environment (its seed is the seat's; plus
-    ``extra_env``, e.g. :func:`curve_env`); a start failure is recorded as a startup fault and
-    None returned. ``hide`` is the referee's output directory: a sandboxed bot sees it empty."""
-    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": link.token, **(extra_env or {})}
-    if link.seed is not None:
-        env["GIN_BOT_SEED"] = link.seed
-    try:
-        return await BotProcess.start(
-            command, env=env, stderr_path=stderr_path, hide=() if hide is None else (str(hide),)
-        )
-    except BotStartError as err:
-        link.record_fault(FaultKind.STARTUP, str(err))
-        return None
+    """:func:`spawn_bot` for an open seat (its token and seed); a start failure is recorded
+    as a startup fault and None returned."""
+    started = await spawn_bot(
+        command,
+        endpoint=endpoint,
+        token=link.token,
+        seed=link.seed,
+        stderr_path=stderr_path,
+        hide=hide,
+        extra_env=extra_env,
+    )
+    return seated(link, started)
 
 
 def sandbox_level(processes: Sequence[BotProcess | None]) -> str:
@@ -199,6 +244,9 @@ async def play_watched(
 ) -> MatchResult:
     """:func:`~referee.match.play.play_match` while watching the seats' bot processes
     (``processes[seat]``, None for a remote bot) with :func:`watch_bot`."""
+    from referee.match.play import play_match
+    from referee.match.seat import LOCAL_LOST_GRACE
+
     for link, process in zip(links, processes, strict=True):
         if process is not None:  # a lost connection waits for the process's exit to win
             link.lost_grace = LOCAL_LOST_GRACE
@@ -277,38 +325,71 @@ async def run_match(
     refuses later hellos with ``shutdown``. With ``curve`` (the referee's key pair) a
     ``tcp://`` endpoint requires CURVE: every remote spec needs a ``public_key``; without it
     the endpoint is plain (``--insecure``).
+
+    With the private ``ipc://`` endpoint, it is bound first (:class:`PrivateIpc`) and the bots
+    are started at once, with their tokens and seeds made here: their interpreters start while
+    this process imports the transport, the hub and the game loop, which it does only then
+    (docs/performance.md, "Start-up"). A bot that connects meanwhile waits in the socket's
+    backlog. Everything started is torn down whatever fails after it.
     """
     if curve is not None:
         for spec in specs:
             if spec.command is None and spec.public_key is None:
                 raise ValueError(f"remote seat {spec.name!r} needs its bot's public key")
-    ring = KeyRing()
-    transport = RouterTransport(
-        TransportConfig(
-            endpoint=bind,
-            curve=curve_transport(curve, ring),
-            local_ipc=local_ipc,
-            heartbeat_ivl_ms=1000,
-            heartbeat_timeout_ms=round(5000 * config.time.heartbeat),
-            heartbeat_ttl_ms=round(5000 * config.time.heartbeat),
-        )
-    )
+    local = [spec.command is not None for spec in specs]
+    tokens = [spec.token or secrets.token_urlsafe(18) if on else spec.token
+              for spec, on in zip(specs, local, strict=True)]  # fmt: skip
+    seeds = [config.deal.bot_seed(f"{config.match_id}/{seat}") if on else None
+             for seat, on in enumerate(local)]  # fmt: skip
+    ipc = PrivateIpc.open() if local_ipc and bind.startswith("tcp://") and any(local) else None
     recorder: MatchRecorder | None = None
     links: list[SeatLink] = []
-    processes: list[BotProcess | None] = []
+    processes: list[BotProcess | None] = [None] * len(specs)
+    started: list[BotProcess | BotStartError | None] = [None] * len(specs)
     hub: Hub | None = None
     result: MatchResult | None = None
     closer: asyncio.Future[None] | None = None
+    transport = None
     try:
+        for seat, spec in enumerate(specs):
+            if ipc is not None and spec.command is not None:
+                begun = await spawn_bot(
+                    spec.command,
+                    endpoint=ipc.endpoint,
+                    token=str(tokens[seat]),
+                    seed=seeds[seat],
+                    stderr_path=_stderr_path(out_dir, config, seat),
+                    hide=out_dir,
+                )
+                started[seat] = begun
+                processes[seat] = begun if isinstance(begun, BotProcess) else None
+        # Imported only now: the bots started above start meanwhile.
+        from referee.match.hub import Hub
+        from referee.match.record import MatchRecorder
+        from referee.net.keys import KeyRing
+        from referee.net.transport import RouterTransport, TransportConfig, TransportError
+
+        ring = KeyRing()
+        transport = RouterTransport(
+            TransportConfig(
+                endpoint=bind,
+                curve=curve_transport(curve, ring),
+                local_ipc=local_ipc,
+                heartbeat_ivl_ms=1000,
+                heartbeat_timeout_ms=round(5000 * config.time.heartbeat),
+                heartbeat_ttl_ms=round(5000 * config.time.heartbeat),
+            ),
+            private_ipc=ipc,
+        )
+        early, ipc = ipc, None  # the transport's from here on
         endpoint = await transport.start()
+        if early is not None and transport.local_endpoint != early.endpoint:
+            raise TransportError(f"cannot serve {early.endpoint}, where the bots were sent")
         hub = Hub(transport, keys=ring)
         if stop is not None:  # stopping: later hellos are refused with ``shutdown``
             closer = asyncio.ensure_future(hub.shutdown_when(stop))
         pairs: list[KeyPair | None] = []
         for seat, spec in enumerate(specs):
-            seed = (
-                None if spec.command is None else config.deal.bot_seed(f"{config.match_id}/{seat}")
-            )
             pair = None if spec.command is None else local_bot_keys(curve, hub.local_endpoint)
             pairs.append(pair)
             key = spec.public_key if pair is None else pair.public
@@ -316,33 +397,32 @@ async def run_match(
                 hub.open_seat(
                     seat,
                     config.time,
-                    spec.token,
+                    tokens[seat],
                     name=spec.name,
-                    seed=seed,
+                    seed=seeds[seat],
                     public_key=None if curve is None else key,
                 )
             )
         if out_dir is not None:
             recorder = MatchRecorder(out_dir / f"{config.match_id}.jsonl")
         for spec, link, pair in zip(specs, links, pairs, strict=True):
+            seat = link.seat
             if spec.command is None:
-                processes.append(None)
                 if on_token is not None:
                     on_token(spec.name, endpoint, link.token)
                 continue
-            stderr_path = None
-            if out_dir is not None:
-                stderr_path = out_dir / f"{config.match_id}.seat{link.seat}.stderr"
-            processes.append(
-                await start_bot(
-                    link,
+            got = started[seat]
+            if got is None:  # not started early: on the transport's local endpoint
+                got = await spawn_bot(
                     spec.command,
                     endpoint=transport.local_endpoint,
-                    stderr_path=stderr_path,
+                    token=link.token,
+                    seed=link.seed,
+                    stderr_path=_stderr_path(out_dir, config, seat),
                     hide=out_dir,
                     extra_env=curve_env(curve, pair),
                 )
-            )
+            processes[seat] = seated(link, got)
         level = sandbox_level(processes)
         if recorder is not None:
             recorder.header_extra["sandbox"] = level
@@ -355,6 +435,8 @@ async def run_match(
         await release_seats(
             hub, links, processes, grace=kill_grace, result=result, exit_grace=BOT_EXIT_GRACE
         )
+        if ipc is not None:  # never handed to a transport
+            ipc.close()
         with contextlib.suppress(Exception):
             if recorder is not None:
                 recorder.close()
@@ -365,4 +447,10 @@ async def run_match(
         remote = [link for link, spec in zip(links, specs, strict=False) if spec.command is None]
         if any(link.peer is not None for link in remote):
             await asyncio.sleep(FAREWELL_FLUSH)  # a remote bot's last messages leave first
-        await transport.close()
+        if transport is not None:
+            await transport.close()
+
+
+def _stderr_path(out_dir: Path | None, config: MatchConfig, seat: int) -> Path | None:
+    """Where a seat's bot's stderr is kept: ``OUT/<match id>.seat<N>.stderr``."""
+    return None if out_dir is None else out_dir / f"{config.match_id}.seat{seat}.stderr"

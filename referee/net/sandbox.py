@@ -25,6 +25,7 @@ kernel allows and says why it could not go further.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
 import shutil
@@ -35,7 +36,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-import protocol
 from referee.net.keys import secret_dirs
 from referee.net.limits import Limits
 
@@ -197,7 +197,9 @@ def _hidden_paths(argv: Sequence[str], cwd: str, search_path: str | None = None)
     True
     """
     found: list[str] = []
-    sdk = os.path.dirname(os.path.dirname(os.path.abspath(protocol.__file__)))
+    found_sdk = importlib.util.find_spec("protocol")  # found, not imported (start-up)
+    origin = None if found_sdk is None else found_sdk.origin
+    sdk = os.path.dirname(os.path.dirname(os.path.abspath(origin))) if origin else ""
     program = argv[0] if argv else ""
     if program and os.sep not in program and search_path is not None:
         program = shutil.which(program, path=search_path) or program

@@ -41,11 +41,10 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import shutil
-import tempfile
 from collections.abc import Callable
 
 from referee.net.budget import ACCEPT_BACKLOG, connection_kind, descriptor_budget
+from referee.net.ipc import PrivateIpc
 from referee.net.peer import PeerProtocol
 from referee.net.turns import LoopTurns, turns_of
 from referee.net.types import (
@@ -83,13 +82,15 @@ class RouterTransport:
             t.send(peer, payload)
     """
 
-    def __init__(self, config: TransportConfig) -> None:
+    def __init__(self, config: TransportConfig, private_ipc: PrivateIpc | None = None) -> None:
+        """``private_ipc``: the local bots' endpoint already bound (the transport owns it from
+        here on, and serves it if ``config.local_ipc`` asks for one); else ``start`` binds one."""
         self.config = config
         self.stats = TransportStats()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._servers: list[asyncio.Server] = []
         self._endpoint = self._local_endpoint = ""
-        self._ipc_dir: str | None = None
+        self._ipc = private_ipc
         self._started = False
         self._closed = False
         self._handler: Callable[[Incoming], None] | None = None
@@ -174,20 +175,23 @@ class RouterTransport:
         return f"tcp://{shown}:{real_port}"
 
     async def _listen_private_ipc(self) -> None:
-        """The ``ipc://`` endpoint for local bots, in a fresh directory (mode 0700)."""
+        """Serve the ``ipc://`` endpoint for local bots (:class:`PrivateIpc`: a fresh
+        directory, mode 0700), the one given to the constructor or a new one."""
+        if self._ipc is None:
+            self._ipc = PrivateIpc.open()
+            if self._ipc is None:  # it said why: local bots use TCP
+                return
         try:
-            directory = tempfile.mkdtemp(prefix="gin-referee-")
+            server = await self.loop.create_unix_server(
+                lambda: self._protocol("ipc", False), sock=self._ipc.socket
+            )
         except OSError as exc:
-            logger.warning("no private directory for an ipc endpoint (%s); local bots use TCP", exc)
+            logger.warning("cannot serve %s (%s); local bots use TCP", self._ipc.endpoint, exc)
+            self._ipc.close()
+            self._ipc = None
             return
-        endpoint = f"ipc://{directory}/referee.sock"
-        try:
-            await self._listen(endpoint, secure=False)
-        except TransportError as exc:  # e.g. a path too long for a unix socket
-            logger.warning("%s; local bots use TCP", exc)
-            shutil.rmtree(directory, ignore_errors=True)
-            return
-        self._ipc_dir, self._local_endpoint = directory, endpoint
+        self._servers.append(server)
+        self._local_endpoint = self._ipc.endpoint
 
     def _protocol(self, address: str, secure: bool) -> PeerProtocol:
         mechanism: Mechanism = NULL
@@ -239,9 +243,9 @@ class RouterTransport:
             with contextlib.suppress(Exception):
                 await server.wait_closed()
         self._servers.clear()
-        if self._ipc_dir is not None:
-            shutil.rmtree(self._ipc_dir, ignore_errors=True)
-            self._ipc_dir = None
+        if self._ipc is not None:
+            self._ipc.close()
+            self._ipc = None
         logger.debug("transport %s closed", self._endpoint or "(unbound)")
 
     async def __aenter__(self) -> RouterTransport:

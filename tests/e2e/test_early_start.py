@@ -1,0 +1,88 @@
+"""A match starts its bots before it binds its TCP endpoint and imports the game (start-up):
+whatever fails after that start, the bots are gone, and a bot that connects while the referee
+is still getting ready waits for it in the socket's backlog. (A bot that cannot start is its
+seat's startup fault: tests/e2e/test_misbehaving.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from referee.match.config import MatchConfig
+from referee.match.runner import BotSpec, run_match
+from referee.net.transport import RouterTransport
+from referee.net.types import TransportError
+from tests.conftest import live_children
+from tests.e2e.helpers import FAST, GREEDY, RANDOM, play
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
+
+SLEEPER = "python3 -c 'import time; time.sleep(60)'"
+
+
+def private_dirs() -> set[Path]:
+    """The private ipc directories that exist now."""
+    return set(Path(tempfile.gettempdir()).glob("gin-referee-*"))
+
+
+async def test_bots_started_before_a_failed_bind_are_ended(tmp_path: Path) -> None:
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    port = held.getsockname()[1]
+    specs = (BotSpec.parse(SLEEPER), BotSpec.parse(SLEEPER))
+    children, dirs = set(live_children()), private_dirs()
+    try:
+        with pytest.raises(TransportError, match=f"cannot bind tcp://127.0.0.1:{port}"):
+            await run_match(
+                MatchConfig(games=1, time=FAST, seed=1),
+                specs,
+                bind=f"tcp://127.0.0.1:{port}",
+                out_dir=tmp_path,
+                kill_grace=0.2,
+            )
+    finally:
+        held.close()
+    # both were started (their stderr files are made at the spawn); no process, no endpoint left
+    assert (tmp_path / "match.seat0.stderr").is_file()
+    assert (tmp_path / "match.seat1.stderr").is_file()
+    assert set(live_children()) - children == set()
+    assert private_dirs() - dirs == set()
+
+
+async def test_a_bot_that_connects_before_the_endpoint_is_served_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = RouterTransport.start
+    waited: list[bool] = []
+
+    async def start_once_a_bot_waits(self: RouterTransport) -> str:
+        """Serve the endpoint only once a bot's connection waits in its backlog (a listening
+        socket is readable then)."""
+        ipc = self._ipc
+        assert ipc is not None
+        loop = asyncio.get_running_loop()
+        pending: asyncio.Future[None] = loop.create_future()
+        fd = ipc.socket.fileno()
+        loop.add_reader(fd, _settle, pending)
+        try:
+            await pending
+        finally:
+            loop.remove_reader(fd)
+        waited.append(True)
+        return await start(self)
+
+    monkeypatch.setattr(RouterTransport, "start", start_once_a_bot_waits)
+    result = await play(GREEDY, RANDOM, tmp_path)
+    assert waited == [True]
+    assert result.error is None and result.games_played == 1
+    assert all(not seat.faults and seat.decisions > 0 for seat in result.seats)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
