@@ -19,6 +19,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from referee.match.bots import (
+    BotSpec,
+    curve_env,
+    curve_transport,
+    local_bot_keys,
+    sandbox_level,
+    start_bot,
+)
 from referee.match.clock import CHECK_TIME, TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS, MatchConfig
 from referee.match.deals import Deal, parse_key
@@ -27,15 +35,9 @@ from referee.match.result import MatchResult, SeatSummary
 from referee.match.runner import (
     BOT_EXIT_GRACE,
     FAREWELL_FLUSH,
-    BotSpec,
-    curve_env,
-    curve_transport,
-    local_bot_keys,
     play_watched,
     release_seats,
     run_match,
-    sandbox_level,
-    start_bot,
 )
 
 if TYPE_CHECKING:

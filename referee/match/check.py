@@ -22,6 +22,12 @@ from referee.match.battery import (
     puppet_delay,
     puppet_move,
 )
+from referee.match.bots import (
+    curve_env,
+    curve_transport,
+    local_bot_keys,
+    start_bot,
+)
 from referee.match.checklist import CheckReport, Observed, evaluate
 from referee.match.clock import CHECK_TIME, TimeControl
 from referee.match.config import MatchConfig
@@ -31,11 +37,7 @@ from referee.match.hub import Hub
 from referee.match.probe import ProbeLink, PuppetLink
 from referee.match.result import RefereeError
 from referee.match.runner import (
-    curve_env,
-    curve_transport,
-    local_bot_keys,
     play_watched,
-    start_bot,
 )
 from referee.net.keys import KeyPair, KeyRing
 from referee.net.process import BotCommand, BotProcess

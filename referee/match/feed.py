@@ -29,6 +29,12 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 from protocol.schema import Bye, MatchEnd, MatchStart, Message, Ping, Request, WireAction
+from referee.match.bots import (
+    curve_env,
+    curve_transport,
+    local_bot_keys,
+    start_bot,
+)
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
 from referee.match.deals import Deal, parse_key
@@ -39,12 +45,8 @@ from referee.match.record import RecordError, read_record_lines, replay_record
 from referee.match.result import MatchResult, RefereeError
 from referee.match.runner import (
     BOT_EXIT_GRACE,
-    curve_env,
-    curve_transport,
-    local_bot_keys,
     play_watched,
     release_seats,
-    start_bot,
 )
 from referee.match.seat import SeatLink
 from referee.match.wire import to_action, to_wire_action

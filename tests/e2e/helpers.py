@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from referee.match.bots import BotSpec
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
 from referee.match.result import MatchResult
-from referee.match.runner import BotSpec, run_match
+from referee.match.runner import run_match
 from referee.net.keys import KeyPair
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"

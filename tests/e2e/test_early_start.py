@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from referee.match.bots import BotSpec
 from referee.match.config import MatchConfig
-from referee.match.runner import BotSpec, run_match
+from referee.match.runner import run_match
 from referee.net.transport import RouterTransport
 from referee.net.types import TransportError
 from tests.conftest import live_children

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from referee.match.bots import BotSpec
 from referee.match.config import MatchConfig
 from referee.match.faults import FaultKind, FaultPolicy
 from referee.match.hub import Hub
-from referee.match.runner import BotSpec, play_watched, run_match
+from referee.match.runner import play_watched, run_match
 from referee.match.seat import SeatLink
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig

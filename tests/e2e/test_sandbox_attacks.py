@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
+from referee.match.bots import BotSpec
 from referee.match.config import MatchConfig
 from referee.match.faults import FaultKind
 from referee.match.result import MatchResult
-from referee.match.runner import BotSpec, run_match
+from referee.match.runner import run_match
 from referee.net.keys import referee_keys
 from referee.net.limits import Limits
 from referee.net.sandbox import SANDBOX_UID, SandboxLevel, detect

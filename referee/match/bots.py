@@ -1,0 +1,199 @@
+"""A seat's bot: its spec (a command line or a remote seat), its start with the referee's
+environment (endpoint, token, seed, CURVE keys), its watch (an exit before the seat is done is
+a crash fault) and what its fault quotes of its stderr. :mod:`referee.match.runner` plays a
+match with these; ``check`` and ``replay --feed`` start their bots with them too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from referee.match.faults import FaultKind
+from referee.net.process import BotCommand, BotProcess, BotStartError
+from referee.net.sandbox import SandboxLevel
+
+if TYPE_CHECKING:
+    from referee.match.seat import SeatLink
+    from referee.net.keys import KeyPair, KeyRing
+    from referee.net.transport import CurveServerKeys
+
+__all__ = [
+    "BotSpec",
+    "command_name",
+    "curve_env",
+    "curve_transport",
+    "last_lines",
+    "local_bot_keys",
+    "sandbox_level",
+    "seated",
+    "spawn_bot",
+    "start_bot",
+    "watch_bot",
+]
+
+
+def curve_env(server: KeyPair | None, bot: KeyPair | None) -> dict[str, str]:
+    """The variables that make a local bot connect over CURVE: the referee's public key and
+    the bot's own pair (docs/protocol.md, "Connecting over the network"); none without both."""
+    if server is None or bot is None:
+        return {}
+    return {
+        "GIN_REFEREE_SERVER_KEY": server.public_z85,
+        "GIN_BOT_PUBLIC_KEY": bot.public_z85,
+        "GIN_BOT_SECRET_KEY": bot.secret_z85,
+    }
+
+
+def local_bot_keys(server: KeyPair | None, local_endpoint: str) -> KeyPair | None:
+    """A fresh key pair for a local bot when it must connect over CURVE (the referee has a
+    key pair and its local endpoint is TCP), else None."""
+    if server is None or not local_endpoint.startswith("tcp://"):
+        return None
+    from referee.net.keys import KeyPair
+
+    return KeyPair.generate()
+
+
+def curve_transport(server: KeyPair | None, ring: KeyRing) -> CurveServerKeys | None:
+    """The transport's CURVE settings for the referee's pair, admitting the keys in ``ring``."""
+    if server is None:
+        return None
+    from referee.net.transport import CurveServerKeys
+
+    return CurveServerKeys(server.public, server.secret, ring)
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """A seat's bot: a command line to start, or a remote seat awaiting a connection."""
+
+    name: str
+    """Display name until the bot's hello names it."""
+    command: BotCommand | None
+    """The program to start, or None for a remote bot."""
+    token: str | None = None
+    """A pre-issued token for a remote bot (None: generate one)."""
+    public_key: bytes | None = None
+    """A remote bot's CURVE public key (raw 32 bytes): its token is accepted only from a
+    connection authenticated with it."""
+
+    @staticmethod
+    def parse(text: str) -> BotSpec:
+        """``remote:NAME`` for a remote seat, otherwise a shell-style command line."""
+        if text.startswith("remote:"):
+            name = text.removeprefix("remote:").strip()
+            if not name:
+                raise ValueError("remote seat needs a name: remote:NAME")
+            return BotSpec(name=name, command=None)
+        command = BotCommand.parse(text)
+        return BotSpec(name=command_name(command.argv), command=command)
+
+
+def command_name(argv: Sequence[str]) -> str:
+    """A display name from a command line: its last word's file stem, or the module's own name
+    for ``python -m package.module``.
+
+    >>> command_name(["python3", "-m", "sample_bots.greedy_bot"])
+    'greedy_bot'
+    >>> command_name(["node", "x/bot.js"])
+    'bot'
+    """
+    last = argv[-1]
+    if len(argv) >= 2 and argv[-2] == "-m":
+        return last.rsplit(".", 1)[-1] or last
+    return Path(last).stem or argv[0]
+
+
+async def spawn_bot(
+    command: BotCommand,
+    *,
+    endpoint: str,
+    token: str,
+    seed: str | None,
+    stderr_path: Path | None,
+    hide: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+) -> BotProcess | BotStartError:
+    """Start a seat's bot with the referee's environment: the endpoint, the seat's token and
+    seed, and ``extra_env`` (e.g. :func:`curve_env`); a start failure is returned, not raised.
+    ``hide`` is the referee's output directory: a sandboxed bot sees it empty."""
+    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": token, **(extra_env or {})}
+    if seed is not None:
+        env["GIN_BOT_SEED"] = seed
+    try:
+        return await BotProcess.start(
+            command, env=env, stderr_path=stderr_path, hide=() if hide is None else (str(hide),)
+        )
+    except BotStartError as err:
+        return err
+
+
+def seated(link: SeatLink, started: BotProcess | BotStartError) -> BotProcess | None:
+    """The seat's started bot, or None after recording its start failure as a startup fault."""
+    if isinstance(started, BotStartError):
+        link.record_fault(FaultKind.STARTUP, str(started))
+        return None
+    return started
+
+
+async def start_bot(
+    link: SeatLink,
+    command: BotCommand,
+    *,
+    endpoint: str,
+    stderr_path: Path | None,
+    hide: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+) -> BotProcess | None:
+    """:func:`spawn_bot` for an open seat (its token and seed); a start failure is recorded
+    as a startup fault and None returned."""
+    started = await spawn_bot(
+        command,
+        endpoint=endpoint,
+        token=link.token,
+        seed=link.seed,
+        stderr_path=stderr_path,
+        hide=hide,
+        extra_env=extra_env,
+    )
+    return seated(link, started)
+
+
+def sandbox_level(processes: Sequence[BotProcess | None]) -> str:
+    """The weakest sandbox level among started bots (``none`` if none started)."""
+    levels = [p.sandbox for p in processes if p is not None]
+    return str(min(levels, key=lambda level: level.rank, default=SandboxLevel.NONE))
+
+
+async def watch_bot(link: SeatLink, process: BotProcess) -> None:
+    """Wait for a seat's bot process to exit; an exit before the seat is finished is a crash
+    fault (before the hello, the match makes it a startup fault)."""
+    await process.wait()
+    if not link.finished:
+        detail = process.exit_hint()
+        if not link.connected.done():
+            detail += " before saying hello"
+        tail = last_lines(process.stderr_tail(4096))
+        if tail:
+            detail += f"; last stderr: {tail}"
+        link.record_fault(FaultKind.CRASH, detail)
+
+
+STDERR_LINES, STDERR_CHARS = 3, 300
+"""How much of a dead bot's stderr its fault names: the last lines, where the error is (a
+Python traceback ends with the exception), not the traceback's head."""
+
+
+def last_lines(text: str, lines: int = STDERR_LINES, chars: int = STDERR_CHARS) -> str:
+    """The last ``lines`` non-blank lines of ``text``, joined with `` | ``, cut to their last
+    ``chars`` characters.
+
+    >>> last_lines("Traceback (most recent call last):\\n  File x\\nImportError: no foo\\n", 2)
+    'File x | ImportError: no foo'
+    """
+    kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+    joined = " | ".join(kept)
+    return joined if len(joined) <= chars else "..." + joined[-chars:]
