@@ -4,6 +4,7 @@ is timed (``bench/bench_startup.py`` measures the time)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -68,6 +69,8 @@ AFTER_THE_BOTS_START = (
     "referee.match.record",
     "protocol.codec",
     "protocol.schema",
+    "referee.rules.state",
+    "referee.rules.moves",
 )
 """What a match imports only once its bots are started: their start overlaps these imports."""
 
@@ -77,8 +80,33 @@ def test_the_command_line_imports_only_what_a_match_needs() -> None:
     assert loaded(modules, NOT_FOR_A_MATCH) == []
     assert loaded(modules, ("nacl", "referee.net.curve")) == []  # CURVE: only when used
     assert loaded(modules, AFTER_THE_BOTS_START) == []
-    # what it does import: the match's runner, the bot processes' code, the rules
-    assert {"referee.match.runner", "referee.net.process", "referee.rules"} <= modules
+    # what it does import: the match's runner, the bot processes' code, the rule sets
+    assert {"referee.match.runner", "referee.net.process", "referee.rules.ruleset"} <= modules
+
+
+def test_the_rules_load_only_the_modules_a_program_uses() -> None:
+    counting = modules_after("from referee.rules import Card, CardSet, deadwood")
+    assert loaded(counting, ("referee.rules",)) == [
+        "referee.rules",
+        "referee.rules.cards",
+        "referee.rules.errors",
+        "referee.rules.melds",
+    ]
+    playing = modules_after("from referee.rules import legal_actions, apply")
+    assert {"referee.rules.state", "referee.rules.moves"} <= playing
+
+
+def test_every_public_rules_name_has_a_home_and_resolves() -> None:
+    from referee import rules
+
+    homes = rules._HOME
+    assert set(homes) == set(rules.__all__)
+    for name, module in homes.items():
+        assert getattr(rules, name) is getattr(
+            importlib.import_module(f"referee.rules.{module}"), name
+        )
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = rules.nothing
 
 
 def test_a_match_starts_its_bots_before_it_imports_the_endpoint_and_the_game(

@@ -45,7 +45,6 @@ from referee.match import (
 )
 from referee.net.keys import KeyPair
 from referee.net.sandbox import SANDBOX_CHOICES
-from referee.net.types import TransportError
 
 __all__ = ["main", "run"]
 
@@ -324,6 +323,8 @@ def _command(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as err:  # OSError: an --out that cannot be a directory
         print(f"gin-referee: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    from referee.net.types import TransportError  # with the endpoint: after a match's bots start
+
     try:  # the run: what escapes here is a referee bug, never a usage error
         if args.command in ("tournament", "serve"):
             from referee.cli.tournament import run_tournament
