@@ -21,9 +21,12 @@ rotates from round to round, each of these commands once and times it from ``exe
 The phases of ``match_traced`` (seconds from the command's ``exec``, each phase ending at a
 line of ``referee.log.jsonl``):
 
-* ``referee_ready`` — to the first log line: the interpreter, the imports, the parsing;
-* ``bots_spawned`` — to the last ``started bot``: the endpoint, the sandbox probe, two spawns;
-* ``bots_hello`` — to the last ``seat ... bound``: the bots' interpreters, imports, hello;
+* ``bots_started`` — to the last bot's start (its ``started bot pid N T ms ago`` line, less
+  T): the interpreter, the imports a match needs to start its bots, the parsing, the ipc
+  socket, the sandbox probe, two spawns;
+* ``referee_ready`` — to the first log line: the log's set-up (structlog's import);
+* ``bots_hello`` — to the last ``seat ... bound``: the rest of the referee's imports, the
+  transport and the hub, and meanwhile the bots' interpreters, imports and hellos;
 * ``game`` — to ``match over``;
 * ``teardown`` — to ``transport ... closed``: the bots read ``match_end``, say ``bye`` and
   exit (the referee waits for that exit, an event, never a fixed time), then their process
@@ -51,7 +54,7 @@ PY = sys.executable
 GIN = str(Path(PY).with_name("gin-referee"))
 BOTS = [f"{PY} sample_bots/greedy_bot.py", f"{PY} sample_bots/random_bot.py"]
 SHORT = ["--games", "1", "--target-points", "10", "--seed", "1"]
-PHASES = ("referee_ready", "bots_spawned", "bots_hello", "game", "teardown", "exit")
+PHASES = ("bots_started", "referee_ready", "bots_hello", "game", "teardown", "exit")
 
 
 def sandboxed(argv: list[str]) -> list[str]:
@@ -97,7 +100,8 @@ def phases(log: Path, started: float, ended: float) -> dict[str, float]:
         event = str(entry["event"])
         marks.setdefault("referee_ready", stamp)
         if event.startswith("started bot pid"):
-            marks["bots_spawned"] = stamp
+            ago = float(event.split(" ms ago", maxsplit=1)[0].rsplit(" ", 1)[1])
+            marks["bots_started"] = max(marks.get("bots_started", 0.0), stamp - ago / 1000)
         elif event.startswith("seat ") and " bound to " in event:
             marks["bots_hello"] = stamp
         elif event == "match over":

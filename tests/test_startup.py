@@ -71,6 +71,8 @@ AFTER_THE_BOTS_START = (
     "protocol.schema",
     "referee.rules.state",
     "referee.rules.moves",
+    "referee.match.runner",
+    "referee.net.process",
 )
 """What a match imports only once its bots are started: their start overlaps these imports."""
 
@@ -79,9 +81,9 @@ def test_the_command_line_imports_only_what_a_match_needs() -> None:
     modules = modules_after("import referee.cli.main")
     assert loaded(modules, NOT_FOR_A_MATCH) == []
     assert loaded(modules, ("nacl", "referee.net.curve")) == []  # CURVE: only when used
-    assert loaded(modules, AFTER_THE_BOTS_START) == []
-    # what it does import: the match's runner, the bot processes' code, the rule sets
-    assert {"referee.match.runner", "referee.net.process", "referee.rules.ruleset"} <= modules
+    assert loaded(modules, (*AFTER_THE_BOTS_START, "asyncio", "structlog")) == []
+    # what it does import: the match's early start, the bots' spawn, the rule sets
+    assert {"referee.match.early", "referee.net.spawn", "referee.rules.ruleset"} <= modules
 
 
 def test_the_rules_load_only_the_modules_a_program_uses() -> None:
@@ -109,7 +111,7 @@ def test_every_public_rules_name_has_a_home_and_resolves() -> None:
         _ = rules.nothing
 
 
-def test_a_match_starts_its_bots_before_it_imports_the_endpoint_and_the_game(
+def test_a_match_starts_its_bots_before_it_imports_the_loop_the_endpoint_and_the_game(
     tmp_path: Path,
 ) -> None:
     argv = ["match", GREEDY, RANDOM, "--games", "1", "--target-points", "10", "--seed", "1"]
@@ -117,21 +119,21 @@ def test_a_match_starts_its_bots_before_it_imports_the_endpoint_and_the_game(
     seen = tmp_path / "at-spawn.json"
     code = f"""
 import json, sys
-from referee.net.process import BotProcess
-spawn = BotProcess.start.__func__
-async def start(cls, *args, **kwargs):
+import referee.net.spawn as spawning
+spawn = spawning.spawn
+def noted(*args, **kwargs):
     with open({str(seen)!r}, "a") as f:
         f.write(json.dumps(sorted(sys.modules)) + "\\n")
-    return await spawn(cls, *args, **kwargs)
-BotProcess.start = classmethod(start)
+    return spawn(*args, **kwargs)
+spawning.spawn = noted
 from referee.cli.main import main
 assert main({argv!r}) == 0, "the match failed"
 """
     after = modules_after(code)
     at_spawns = [set(json.loads(line)) for line in seen.read_text().splitlines()]
     assert len(at_spawns) == 2  # both bots
-    assert loaded(at_spawns[1], AFTER_THE_BOTS_START) == []
-    assert set(AFTER_THE_BOTS_START) <= after  # imported, but after both spawns
+    assert loaded(at_spawns[1], (*AFTER_THE_BOTS_START, "asyncio", "structlog")) == []
+    assert {*AFTER_THE_BOTS_START, "asyncio", "structlog"} <= after  # imported after both
 
 
 def test_a_played_match_imports_nothing_of_the_other_commands(tmp_path: Path) -> None:

@@ -14,16 +14,22 @@ from __future__ import annotations
 
 import argparse
 import logging
-import logging.handlers
 import sys
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from referee.net.limits import parse_size
 
-__all__ = ["DEFAULT_BACKUPS", "DEFAULT_MAX_BYTES", "add_log_options", "configure", "configure_cli"]
+__all__ = [
+    "DEFAULT_BACKUPS",
+    "DEFAULT_MAX_BYTES",
+    "add_log_options",
+    "check_log_options",
+    "configure",
+    "configure_cli",
+    "drop_held",
+    "hold_records",
+]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_BACKUPS = 5
@@ -48,13 +54,21 @@ def add_log_options(parser: argparse.ArgumentParser, *, level: str = "info") -> 
     )
 
 
-def configure_cli(args: argparse.Namespace, out: Path | None) -> None:
-    """:func:`configure` from a command's options (logs to ``out``/referee.log.jsonl);
-    a bad option raises ValueError naming it."""
+def check_log_options(args: argparse.Namespace) -> tuple[int, int]:
+    """The (max bytes, backups) of a command's logging options, all of them checked: a bad
+    one raises ValueError naming it."""
     max_bytes = parse_size(getattr(args, "log_max_bytes", DEFAULT_MAX_BYTES), "--log-max-bytes")
     backups = getattr(args, "log_backups", DEFAULT_BACKUPS)
     if backups < 0:
         raise ValueError(f"--log-backups must be >= 0, got {backups}")
+    _level_number(args.log_level)
+    return max_bytes, backups
+
+
+def configure_cli(args: argparse.Namespace, out: Path | None) -> None:
+    """:func:`configure` from a command's options (logs to ``out``/referee.log.jsonl);
+    a bad option raises ValueError naming it."""
+    max_bytes, backups = check_log_options(args)
     to_stdout = bool(getattr(args, "log_stdout", False))
     configure(
         level=args.log_level,
@@ -63,6 +77,38 @@ def configure_cli(args: argparse.Namespace, out: Path | None) -> None:
         max_bytes=max_bytes,
         backups=backups,
     )
+
+
+class _Held(logging.Handler):
+    """Keeps the records logged before the log is configured (see :func:`hold_records`)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def hold_records() -> None:
+    """Keep what is logged from now until :func:`configure`, which then logs it (with its
+    original time): a match starts its bots before it configures its log, which needs
+    structlog, so that their start overlaps that import (docs/performance.md, "Start-up")."""
+    logging.getLogger().addHandler(_Held())
+
+
+def drop_held() -> None:
+    """Forget what :func:`hold_records` kept (a command that stops before its log exists)."""
+    root = logging.getLogger()
+    for held in [h for h in root.handlers if isinstance(h, _Held)]:
+        root.removeHandler(held)
+
+
+def _level_number(level: str) -> int:
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        raise ValueError(f"unknown log level {level!r}")
+    return numeric
 
 
 def configure(
@@ -79,9 +125,11 @@ def configure(
 
     The console shows warnings and above unless ``level`` is lower and stderr is a terminal.
     """
-    numeric = logging.getLevelName(level.upper())
-    if not isinstance(numeric, int):
-        raise ValueError(f"unknown log level {level!r}")
+    import logging.handlers
+
+    import structlog
+
+    numeric = _level_number(level)
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
@@ -116,8 +164,9 @@ def configure(
         handler.setLevel(numeric if sys.stderr.isatty() else max(numeric, logging.WARNING))
         handlers.append(handler)
     root = logging.getLogger()
+    held = [h for h in root.handlers if isinstance(h, _Held)]
     for old in list(root.handlers):  # ours from an earlier call; others' handlers stay
-        if getattr(old, "gin_referee", False):
+        if getattr(old, "gin_referee", False) or isinstance(old, _Held):
             root.removeHandler(old)
             old.close()
     for handler in handlers:
@@ -130,3 +179,6 @@ def configure(
         logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=True,
     )
+    for holder in held:
+        for record in holder.records:
+            logging.getLogger(record.name).handle(record)

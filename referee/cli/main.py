@@ -8,7 +8,6 @@ match (an infrastructure error, never a bot's fault), 130 when interrupted.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import atexit
 import json
 import logging
@@ -19,7 +18,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from referee.cli.daemon import raise_fd_limit, run_stoppable
 from referee.cli.inputs import free_out, match_inputs
 from referee.cli.keys import add_commands as add_key_commands
 from referee.cli.keys import (
@@ -27,7 +25,14 @@ from referee.cli.keys import (
     run_keygen,
     warn_insecure,
 )
-from referee.cli.logs import add_log_options, configure, configure_cli
+from referee.cli.logs import (
+    add_log_options,
+    check_log_options,
+    configure,
+    configure_cli,
+    drop_held,
+    hold_records,
+)
 from referee.cli.parsers import (
     add_check_command,
     add_feed_options,
@@ -37,11 +42,13 @@ from referee.cli.parsers import (
 )
 from referee.match import (
     BotSpec,
+    EarlyStart,
     FaultPolicy,
     MatchConfig,
     MatchResult,
+    can_start_early,
     parse_key,
-    run_match,
+    start_early,
 )
 from referee.net.keys import KeyPair
 from referee.net.sandbox import SANDBOX_CHOICES
@@ -195,12 +202,29 @@ def _exit_code(result: MatchResult) -> int:
     return EXIT_NO_START if startup or result.reason == "no_start" else EXIT_OK
 
 
+def _start_early(
+    args: argparse.Namespace, config: MatchConfig, specs: tuple[BotSpec, BotSpec]
+) -> EarlyStart | None:
+    """Start the match's local bots now, before the event loop and the rest of the referee
+    are imported (docs/performance.md, "Start-up"), when they connect over the private
+    ``ipc://`` socket."""
+    if not can_start_early(specs, bind=args.bind, local_ipc=args.local_transport == "ipc"):
+        return None
+    return start_early(config, specs, out_dir=args.out)
+
+
 async def _match(
     args: argparse.Namespace,
     config: MatchConfig,
     specs: tuple[BotSpec, BotSpec],
     curve: KeyPair | None,
+    early: EarlyStart | None,
 ) -> int:
+    import asyncio
+
+    from referee.cli.daemon import run_stoppable
+    from referee.match import run_match
+
     if args.insecure:
         warn_insecure()  # now that the log is configured
     stop = asyncio.Event()
@@ -213,6 +237,7 @@ async def _match(
         on_token=_token_notice("" if curve is None else curve.public_z85),
         local_ipc=args.local_transport == "ipc",
         curve=curve,
+        early=early,
     )
     result, _ = await run_stoppable(
         work, stop, notice="interrupted: aborting the match (bots are told: shutdown)..."
@@ -315,17 +340,41 @@ def _command(args: argparse.Namespace) -> int:
                 *(["--json"] if args.json else []),
             ]
         )  # fmt: skip
-    try:  # bad input: usage errors
-        inputs = match_inputs(args) if args.command == "match" else None
-        if args.command not in ("tournament", "serve"):  # those log into their output dir
-            configure_cli(args, args.out)
-            raise_fd_limit()
-    except (ValueError, OSError) as err:  # OSError: an --out that cannot be a directory
-        print(f"gin-referee: error: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    from referee.net.types import TransportError  # with the endpoint: after a match's bots start
+    early: EarlyStart | None = None
+    try:
+        try:  # bad input: usage errors
+            inputs = match_inputs(args) if args.command == "match" else None
+            if args.command not in ("tournament", "serve"):  # those log into their output dir
+                check_log_options(args)
+                if inputs is not None:  # its bots start now; the log, which needs structlog,
+                    hold_records()  # and the rest of the referee are imported meanwhile
+                    early = _start_early(args, inputs[0], inputs[1])
+                configure_cli(args, args.out)
+        except (ValueError, OSError) as err:  # OSError: an --out that cannot be a directory
+            drop_held()
+            print(f"gin-referee: error: {err}", file=sys.stderr)
+            return EXIT_USAGE
+        return _run(args, inputs, early)
+    finally:
+        if early is not None:  # run_match ends it; this is for a start that never got there
+            early.discard()
 
-    try:  # the run: what escapes here is a referee bug, never a usage error
+
+def _run(
+    args: argparse.Namespace,
+    inputs: tuple[MatchConfig, tuple[BotSpec, BotSpec], KeyPair | None] | None,
+    early: EarlyStart | None,
+) -> int:
+    """Run a command whose input is checked: what escapes here is a referee bug, never a usage
+    error (but for an endpoint that cannot be bound)."""
+    import asyncio
+
+    from referee.cli.daemon import raise_fd_limit
+    from referee.net.types import TransportError
+
+    try:
+        if args.command not in ("tournament", "serve"):
+            raise_fd_limit()
         if args.command in ("tournament", "serve"):
             from referee.cli.tournament import run_tournament
 
@@ -339,7 +388,7 @@ def _command(args: argparse.Namespace) -> int:
 
             return asyncio.run(run_sprt(args))
         assert inputs is not None
-        return asyncio.run(_match(args, *inputs))
+        return asyncio.run(_match(args, *inputs, early))
     except TransportError as err:  # the endpoint cannot be bound: a bad --bind, a port in use
         print(f"gin-referee: error: {err}", file=sys.stderr)
         return EXIT_USAGE

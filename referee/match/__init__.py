@@ -30,15 +30,9 @@ from referee.match.bots import (
 from referee.match.clock import CHECK_TIME, TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS, MatchConfig
 from referee.match.deals import Deal, parse_key
+from referee.match.early import EarlyStart, can_start_early, start_early
 from referee.match.faults import FaultPolicy
 from referee.match.result import MatchResult, SeatSummary
-from referee.match.runner import (
-    BOT_EXIT_GRACE,
-    FAREWELL_FLUSH,
-    play_watched,
-    release_seats,
-    run_match,
-)
 
 if TYPE_CHECKING:
     from referee.match.check import CheckOptions, CheckReport, run_check
@@ -52,9 +46,21 @@ if TYPE_CHECKING:
         read_record_lines,
         replay_record,
     )
+    from referee.match.runner import (
+        BOT_EXIT_GRACE,
+        FAREWELL_FLUSH,
+        play_watched,
+        release_seats,
+        run_match,
+    )
     from referee.match.seat import SeatLink
 
 _LAZY = {
+    "BOT_EXIT_GRACE": "runner",
+    "FAREWELL_FLUSH": "runner",
+    "play_watched": "runner",
+    "release_seats": "runner",
+    "run_match": "runner",
     "Hub": "hub",
     "play_match": "play",
     "MatchRecorder": "record",
@@ -69,9 +75,10 @@ _LAZY = {
     "FeedReport": "feed",
     "feed_record": "feed",
 }
-"""Imported on first use: the hub, the game loop and the record, which :func:`run_match`
-imports itself once its bots are started (their start overlaps these imports), and the bot
-author's tools, which a match never needs (docs/performance.md, "Start-up")."""
+"""Imported on first use: the runner (it needs asyncio), the hub, the game loop and the record,
+which a match imports once its bots are started (:func:`start_early`: their start overlaps
+these imports), and the bot author's tools, which a match never needs (docs/performance.md,
+"Start-up")."""
 
 
 def __getattr__(name: str) -> Any:
@@ -93,6 +100,7 @@ __all__ = [
     "CheckReport",
     "DEFAULT_MAX_HANDS",
     "Deal",
+    "EarlyStart",
     "FAREWELL_FLUSH",
     "FaultPolicy",
     "FeedReport",
@@ -105,6 +113,7 @@ __all__ = [
     "SeatLink",
     "SeatSummary",
     "TimeControl",
+    "can_start_early",
     "curve_env",
     "curve_transport",
     "feed_record",
@@ -119,4 +128,5 @@ __all__ = [
     "run_match",
     "sandbox_level",
     "start_bot",
+    "start_early",
 ]

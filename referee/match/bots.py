@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.match.faults import FaultKind
-from referee.net.process import BotCommand, BotProcess, BotStartError
 from referee.net.sandbox import SandboxLevel
+from referee.net.spawn import BotCommand, BotStartError
 
 if TYPE_CHECKING:
     from referee.match.seat import SeatLink
     from referee.net.keys import KeyPair, KeyRing
+    from referee.net.process import BotProcess
     from referee.net.transport import CurveServerKeys
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
     "local_bot_keys",
     "sandbox_level",
     "seated",
-    "spawn_bot",
     "start_bot",
     "watch_bot",
 ]
@@ -107,30 +107,6 @@ def command_name(argv: Sequence[str]) -> str:
     return Path(last).stem or argv[0]
 
 
-async def spawn_bot(
-    command: BotCommand,
-    *,
-    endpoint: str,
-    token: str,
-    seed: str | None,
-    stderr_path: Path | None,
-    hide: Path | None = None,
-    extra_env: Mapping[str, str] | None = None,
-) -> BotProcess | BotStartError:
-    """Start a seat's bot with the referee's environment: the endpoint, the seat's token and
-    seed, and ``extra_env`` (e.g. :func:`curve_env`); a start failure is returned, not raised.
-    ``hide`` is the referee's output directory: a sandboxed bot sees it empty."""
-    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": token, **(extra_env or {})}
-    if seed is not None:
-        env["GIN_BOT_SEED"] = seed
-    try:
-        return await BotProcess.start(
-            command, env=env, stderr_path=stderr_path, hide=() if hide is None else (str(hide),)
-        )
-    except BotStartError as err:
-        return err
-
-
 def seated(link: SeatLink, started: BotProcess | BotStartError) -> BotProcess | None:
     """The seat's started bot, or None after recording its start failure as a startup fault."""
     if isinstance(started, BotStartError):
@@ -148,18 +124,21 @@ async def start_bot(
     hide: Path | None = None,
     extra_env: Mapping[str, str] | None = None,
 ) -> BotProcess | None:
-    """:func:`spawn_bot` for an open seat (its token and seed); a start failure is recorded
-    as a startup fault and None returned."""
-    started = await spawn_bot(
-        command,
-        endpoint=endpoint,
-        token=link.token,
-        seed=link.seed,
-        stderr_path=stderr_path,
-        hide=hide,
-        extra_env=extra_env,
-    )
-    return seated(link, started)
+    """Start a seat's bot with the referee's environment (the endpoint, the seat's token and
+    seed, plus ``extra_env``, e.g. :func:`curve_env`); a start failure is recorded as a startup
+    fault and None returned. ``hide`` is the referee's output directory: a sandboxed bot sees
+    it empty."""
+    from referee.net.process import BotProcess
+
+    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": link.token, **(extra_env or {})}
+    if link.seed is not None:
+        env["GIN_BOT_SEED"] = link.seed
+    try:
+        return await BotProcess.start(
+            command, env=env, stderr_path=stderr_path, hide=() if hide is None else (str(hide),)
+        )
+    except BotStartError as err:
+        return seated(link, err)
 
 
 def sandbox_level(processes: Sequence[BotProcess | None]) -> str:

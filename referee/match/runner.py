@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,13 +32,14 @@ from referee.match.bots import (
     local_bot_keys,
     sandbox_level,
     seated,
-    spawn_bot,
+    start_bot,
     watch_bot,
 )
 from referee.match.config import MatchConfig
+from referee.match.early import EarlyStart, can_start_early, seat_stderr, start_early
 from referee.match.result import MatchResult
-from referee.net.ipc import PrivateIpc
-from referee.net.process import BotProcess, BotStartError
+from referee.net.process import BotProcess
+from referee.net.spawn import BotStartError, Spawned
 
 if TYPE_CHECKING:
     from referee.match.hub import Hub
@@ -151,6 +151,7 @@ async def run_match(
     kill_grace: float = 1.0,
     local_ipc: bool = True,
     curve: KeyPair | None = None,
+    early: EarlyStart | None = None,
 ) -> MatchResult:
     """Play one match between two bot specs; always tears everything down.
 
@@ -161,43 +162,29 @@ async def run_match(
     ``tcp://`` endpoint requires CURVE: every remote spec needs a ``public_key``; without it
     the endpoint is plain (``--insecure``).
 
-    With the private ``ipc://`` endpoint, it is bound first (:class:`PrivateIpc`) and the bots
-    are started at once, with their tokens and seeds made here: their interpreters start while
-    this process imports the transport, the hub and the game loop, which it does only then
-    (docs/performance.md, "Start-up"). A bot that connects meanwhile waits in the socket's
-    backlog. Everything started is torn down whatever fails after it.
+    On the private endpoint the bots are started first (:mod:`referee.match.early`): by the
+    caller before its loop (``early``, which this call then owns and ends), or here; the
+    transport, the hub and the game loop are imported only after that, while the bots start.
     """
     if curve is not None:
         for spec in specs:
             if spec.command is None and spec.public_key is None:
                 raise ValueError(f"remote seat {spec.name!r} needs its bot's public key")
-    local = [spec.command is not None for spec in specs]
-    tokens = [spec.token or secrets.token_urlsafe(18) if on else spec.token
-              for spec, on in zip(specs, local, strict=True)]  # fmt: skip
-    seeds = [config.deal.bot_seed(f"{config.match_id}/{seat}") if on else None
-             for seat, on in enumerate(local)]  # fmt: skip
-    ipc = PrivateIpc.open() if local_ipc and bind.startswith("tcp://") and any(local) else None
     recorder: MatchRecorder | None = None
     links: list[SeatLink] = []
     processes: list[BotProcess | None] = [None] * len(specs)
-    started: list[BotProcess | BotStartError | None] = [None] * len(specs)
     hub: Hub | None = None
     result: MatchResult | None = None
     closer: asyncio.Future[None] | None = None
     transport = None
     try:
-        for seat, spec in enumerate(specs):
-            if ipc is not None and spec.command is not None:
-                begun = await spawn_bot(
-                    spec.command,
-                    endpoint=ipc.endpoint,
-                    token=str(tokens[seat]),
-                    seed=seeds[seat],
-                    stderr_path=_stderr_path(out_dir, config, seat),
-                    hide=out_dir,
-                )
-                started[seat] = begun
-                processes[seat] = begun if isinstance(begun, BotProcess) else None
+        if early is None and can_start_early(specs, bind=bind, local_ipc=local_ipc):
+            early = start_early(config, specs, out_dir=out_dir)
+        started = [None] * len(specs) if early is None else early.started
+        for seat, begun in enumerate(started):
+            if isinstance(begun, Spawned):  # its stderr read and its exit watched from now
+                stderr_path = seat_stderr(out_dir, config, seat)
+                processes[seat] = await BotProcess.adopt(begun, stderr_path=stderr_path)
         # Imported only now: the bots started above start meanwhile.
         from referee.match.hub import Hub
         from referee.match.record import MatchRecorder
@@ -214,9 +201,8 @@ async def run_match(
                 heartbeat_timeout_ms=round(5000 * config.time.heartbeat),
                 heartbeat_ttl_ms=round(5000 * config.time.heartbeat),
             ),
-            private_ipc=ipc,
+            private_ipc=None if early is None else early.take_ipc(),
         )
-        early, ipc = ipc, None  # the transport's from here on
         endpoint = await transport.start()
         if early is not None and transport.local_endpoint != early.endpoint:
             raise TransportError(f"cannot serve {early.endpoint}, where the bots were sent")
@@ -228,36 +214,40 @@ async def run_match(
             pair = None if spec.command is None else local_bot_keys(curve, hub.local_endpoint)
             pairs.append(pair)
             key = spec.public_key if pair is None else pair.public
+            token, seed = spec.token, None
+            if early is not None:
+                token, seed = early.tokens[seat], early.seeds[seat]
+            elif spec.command is not None:
+                seed = config.deal.bot_seed(f"{config.match_id}/{seat}")
             links.append(
                 hub.open_seat(
                     seat,
                     config.time,
-                    tokens[seat],
+                    token,
                     name=spec.name,
-                    seed=seeds[seat],
+                    seed=seed,
                     public_key=None if curve is None else key,
                 )
             )
         if out_dir is not None:
             recorder = MatchRecorder(out_dir / f"{config.match_id}.jsonl")
         for spec, link, pair in zip(specs, links, pairs, strict=True):
-            seat = link.seat
             if spec.command is None:
                 if on_token is not None:
                     on_token(spec.name, endpoint, link.token)
                 continue
-            got = started[seat]
-            if got is None:  # not started early: on the transport's local endpoint
-                got = await spawn_bot(
+            begun = started[link.seat]
+            if isinstance(begun, BotStartError):
+                seated(link, begun)
+            elif begun is None:  # not started early: on the transport's local endpoint
+                processes[link.seat] = await start_bot(
+                    link,
                     spec.command,
                     endpoint=transport.local_endpoint,
-                    token=link.token,
-                    seed=link.seed,
-                    stderr_path=_stderr_path(out_dir, config, seat),
+                    stderr_path=seat_stderr(out_dir, config, link.seat),
                     hide=out_dir,
                     extra_env=curve_env(curve, pair),
                 )
-            processes[seat] = seated(link, got)
         level = sandbox_level(processes)
         if recorder is not None:
             recorder.header_extra["sandbox"] = level
@@ -270,8 +260,8 @@ async def run_match(
         await release_seats(
             hub, links, processes, grace=kill_grace, result=result, exit_grace=BOT_EXIT_GRACE
         )
-        if ipc is not None:  # never handed to a transport
-            ipc.close()
+        if early is not None:  # a bot it started and nobody adopted, a socket nobody took
+            early.discard()
         with contextlib.suppress(Exception):
             if recorder is not None:
                 recorder.close()
@@ -284,8 +274,3 @@ async def run_match(
             await asyncio.sleep(FAREWELL_FLUSH)  # a remote bot's last messages leave first
         if transport is not None:
             await transport.close()
-
-
-def _stderr_path(out_dir: Path | None, config: MatchConfig, seat: int) -> Path | None:
-    """Where a seat's bot's stderr is kept: ``OUT/<match id>.seat<N>.stderr``."""
-    return None if out_dir is None else out_dir / f"{config.match_id}.seat{seat}.stderr"

@@ -10,7 +10,11 @@
   runnable nice-0 referee weighs as much as ten runnable bots at +10 (three at +5) in the
   kernel's fair scheduler; with 16 games on 2 cores +10 gave a third more decisions per
   second than +5, about the same at 32 (docs/performance.md).
-* At most ``cpu_count`` bots are being spawned at once (``fork_exec`` blocks the loop).
+* A bot is started by :func:`referee.net.spawn.spawn`, without the event loop (``fork_exec``
+  blocks the caller for a few ms), and adopted by :meth:`BotProcess.adopt`, which reads its
+  stderr pipe and watches its exit on the loop: through a pidfd (Linux 5.3+) the loop polls
+  with everything else, else a waiting thread. The two steps can be apart: a match starts its
+  bots before it imports the rest of the referee (docs/performance.md, "Start-up").
 * On Linux, bots start through util-linux ``setpriv --pdeathsig KILL``, which execs the bot in
   place: if the referee dies, even by SIGKILL, the kernel kills each bot (its own children are
   left to the bot). Without ``setpriv`` bots start directly and an orphaned SDK bot exits after
@@ -19,8 +23,8 @@
   merged into the stderr capture.  stderr goes to an ``os.pipe`` that the event loop reads
   continuously (``loop.connect_read_pipe``), keeping the last ``tail_bytes`` in memory and
   optionally appending to a log file up to a size cap.  A bot flooding stderr therefore never
-  blocks on a full pipe and never grows our memory.  The pipe is ours, not asyncio's subprocess
-  machinery's, so ``wait`` only waits for the bot's exit even if a grandchild keeps the pipe.
+  blocks on a full pipe (once adopted) and never grows our memory.  ``wait`` waits for the
+  bot's own exit even if a grandchild keeps the pipe.
 * Startup failures (missing executable, permission denied, bad cwd, ...) raise
   ``BotStartError``; no bare ``OSError`` escapes ``BotProcess.start``.
 
@@ -43,16 +47,16 @@ import logging
 import os
 import shlex
 import signal
-import subprocess
-import weakref
+import threading
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType, TracebackType
+from types import TracebackType
 
 from referee.net import sandbox
-from referee.net.limits import Limits, limit_cause
+from referee.net.limits import limit_cause
 from referee.net.sandbox import SandboxLevel
+from referee.net.spawn import BotCommand, BotStartError, Spawned, spawn
 from referee.net.stderr import StderrSink, open_log
 
 __all__ = ["BotCommand", "BotProcess", "BotStartError"]
@@ -62,76 +66,6 @@ logger = logging.getLogger(__name__)
 _PIPE_CLOSE_TIMEOUT = 0.5  # after the group is dead, wait this long for stderr EOF
 
 
-class BotStartError(Exception):
-    """A bot program could not be started; ``argv`` and a human-readable ``reason``."""
-
-    def __init__(self, argv: Sequence[str], reason: str) -> None:
-        self.argv = tuple(argv)
-        self.reason = reason
-        super().__init__(f"cannot start bot {shlex.join(self.argv)!r}: {reason}")
-
-
-@dataclass(frozen=True, slots=True)
-class BotCommand:
-    """How to run a bot: ``argv`` (no shell), optional ``cwd``, extra environment values
-    (``env``), names of the referee's variables to pass on (``pass_env``), its sandbox level
-    (``auto``, ``none``, ``rlimits``, ``namespaces``) and its resource ``limits``."""
-
-    argv: tuple[str, ...]
-    cwd: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict, hash=False)
-    pass_env: tuple[str, ...] = ()
-    sandbox: str = "auto"
-    limits: Limits = field(default_factory=Limits)
-
-    def __post_init__(self) -> None:
-        if self.sandbox not in sandbox.SANDBOX_CHOICES:
-            choices = ", ".join(sandbox.SANDBOX_CHOICES)
-            raise ValueError(f"sandbox must be one of {choices}, got {self.sandbox!r}")
-        for name in self.pass_env:
-            if not name or "=" in name or "\0" in name:
-                raise ValueError(f"bad environment variable name {name!r}")
-        argv = tuple(self.argv)
-        if not argv or not argv[0]:
-            raise ValueError("bot command is empty")
-        for arg in argv:
-            if not isinstance(arg, str) or "\0" in arg:
-                raise ValueError(f"bad bot command argument {arg!r}")
-        object.__setattr__(self, "argv", argv)
-        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
-
-    @classmethod
-    def parse(
-        cls, text: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
-    ) -> BotCommand:
-        """Split a command line such as ``"python3 my_bot.py --fast"`` POSIX-shell style.
-
-        No shell is involved (no globbing, pipes or variable expansion).  Raises ValueError
-        for an empty or unparsable line (e.g. an unclosed quote).
-        """
-        try:
-            argv = shlex.split(text)
-        except ValueError as exc:
-            raise ValueError(f"cannot parse bot command {text!r}: {exc}") from exc
-        if not argv:
-            raise ValueError(f"bot command is empty: {text!r}")
-        return cls(tuple(argv), cwd, {} if env is None else env)
-
-
-_SPAWN_LIMITS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _spawn_limit() -> asyncio.Semaphore:
-    """This loop's limit on concurrent spawns (one per core)."""
-    loop = asyncio.get_running_loop()
-    limit = _SPAWN_LIMITS.get(loop)
-    if limit is None:
-        limit = _SPAWN_LIMITS[loop] = asyncio.Semaphore(os.cpu_count() or 2)
-    return limit
-
-
 class BotProcess:
     """A running bot in its own process group.  Create with ``await BotProcess.start(...)``.
 
@@ -139,23 +73,47 @@ class BotProcess:
     in the group, reaps the child and closes the stderr pipe and log.
     """
 
-    def __init__(
-        self,
-        cmd: BotCommand,
-        proc: asyncio.subprocess.Process,
-        sink: StderrSink,
-        level: SandboxLevel = SandboxLevel.NONE,
-    ) -> None:
-        """Internal; use ``BotProcess.start``."""
-        self.argv = cmd.argv
-        self.limits = cmd.limits
-        self.sandbox = level
+    def __init__(self, spawned: Spawned, sink: StderrSink) -> None:
+        """Internal; use ``BotProcess.start`` or ``BotProcess.adopt`` (on the running loop:
+        the exit is watched from here on)."""
+        spawned.taken = True
+        self.argv = spawned.cmd.argv
+        self.limits = spawned.cmd.limits
+        self.sandbox = spawned.level
         """The sandbox level the bot runs at."""
-        self._proc = proc
+        self._popen = spawned.popen
         self._sink = sink
         self._lock = asyncio.Lock()
         self._group_killed = False
         self._terminated = False
+        self._loop = asyncio.get_running_loop()
+        self._exited: asyncio.Future[int] = self._loop.create_future()
+        self._pidfd: int | None = None
+        try:
+            self._pidfd = os.pidfd_open(self._popen.pid)
+        except (AttributeError, OSError):  # no pidfd here: a thread waits instead
+            threading.Thread(target=self._wait_in_thread, daemon=True).start()
+        else:
+            self._loop.add_reader(self._pidfd, self._on_pidfd)
+
+    def _on_pidfd(self) -> None:
+        """The pidfd is readable: the process has exited; reap it."""
+        rc = self._popen.poll()
+        if rc is None or self._pidfd is None:
+            return
+        self._loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self._pidfd = None
+        self._settle(rc)
+
+    def _wait_in_thread(self) -> None:
+        rc = self._popen.wait()
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            self._loop.call_soon_threadsafe(self._settle, rc)
+
+    def _settle(self, rc: int) -> None:
+        if not self._exited.done():
+            self._exited.set_result(rc)
 
     @classmethod
     async def start(
@@ -171,88 +129,67 @@ class BotProcess:
         nice: int = 10,
         hide: Sequence[str] = (),
     ) -> BotProcess:
-        """Spawn ``cmd`` in a new process group and start capturing its stderr.
+        """Spawn ``cmd`` in a new process group (:func:`referee.net.spawn.spawn`: the
+        environment, ``merge_stdout``, ``nice`` and ``hide`` are its) and :meth:`adopt` it.
 
-        The child's environment is the allowlist of :func:`sandbox.bot_env` and the names in
-        ``cmd.pass_env`` taken from ``base_env`` (default: ``os.environ``), updated with
-        ``cmd.env``, then with ``env`` (the referee's variables, e.g. the endpoint, win).
         ``cmd.sandbox`` is resolved to a level (a weaker one than asked only with a warning).
-        ``stderr_path`` (appended to, at most ``stderr_cap`` bytes per run) is optional; if it
-        cannot be opened a warning is logged and only the in-memory tail is kept.  With
-        ``merge_stdout`` the bot's stdout goes into the same capture instead of /dev/null.
-        The bot runs ``nice`` steps below the referee's own priority (capped at 19; 0 keeps
-        it equal). Under ``namespaces`` the directories in ``hide`` (the referee's output)
-        look empty to the bot. Raises ``BotStartError`` if the program cannot be started.
+        Raises ``BotStartError`` if the program cannot be started.
         """
         level = await asyncio.to_thread(sandbox.resolve, cmd.sandbox)
-        child_env = sandbox.bot_env(
-            os.environ if base_env is None else base_env,
-            level=level,
-            pass_env=cmd.pass_env,
-            extra=cmd.env,
-            gin=env,
-        )
-        argv = sandbox.command_line(
-            cmd.argv, cwd=cmd.cwd, env=child_env, level=level, limits=cmd.limits, nice=nice,
+        spawned = spawn(
+            cmd, level=level, env=env, base_env=base_env, merge_stdout=merge_stdout, nice=nice,
             hide=hide,
         )  # fmt: skip
+        return await cls.adopt(
+            spawned, stderr_path=stderr_path, stderr_cap=stderr_cap, tail_bytes=tail_bytes
+        )
+
+    @classmethod
+    async def adopt(
+        cls,
+        spawned: Spawned,
+        *,
+        stderr_path: Path | None = None,
+        stderr_cap: int = 1 << 20,
+        tail_bytes: int = 4096,
+    ) -> BotProcess:
+        """Take over a started bot on the running loop: read its stderr pipe (the last
+        ``tail_bytes`` in memory; appended to ``stderr_path``, if given, at most
+        ``stderr_cap`` bytes: if the file cannot be opened a warning is logged and only the
+        tail is kept) and watch its exit. Cancelled or failing, it ends the bot first."""
         log = None if stderr_path is None else open_log(stderr_path)
-        loop = asyncio.get_running_loop()
-        rfd, wfd = os.pipe()
-        proc = None
-        try:
-            async with _spawn_limit():
-                proc = await asyncio.create_subprocess_exec(
-                    *argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=wfd if merge_stdout else subprocess.DEVNULL,
-                    stderr=wfd,
-                    cwd=cmd.cwd,
-                    env=child_env,
-                    process_group=0,
-                )
-            if nice and level is not SandboxLevel.NAMESPACES:  # there: ``nice`` in the chain
-                with contextlib.suppress(OSError):
-                    own = os.getpriority(os.PRIO_PROCESS, 0)
-                    os.setpriority(os.PRIO_PROCESS, proc.pid, min(19, own + nice))
-        except (OSError, ValueError, subprocess.SubprocessError) as exc:
-            raise BotStartError(cmd.argv, _start_reason(exc, cmd)) from exc
-        finally:
-            os.close(wfd)  # the child has its copy
-            if proc is None:  # failed or cancelled: release everything
-                os.close(rfd)
-                if log is not None:
-                    log.close()
         sink = StderrSink(tail_bytes, log, stderr_cap)
-        bot = cls(cmd, proc, sink, level)
-        pipe = os.fdopen(rfd, "rb", buffering=0)  # owned by the pipe transport from here on
+        bot = cls(spawned, sink)
+        pipe = os.fdopen(spawned.stderr_fd, "rb", buffering=0)  # the pipe transport's now
         connected = False
         try:
-            await loop.connect_read_pipe(lambda: sink, pipe)
+            await bot._loop.connect_read_pipe(lambda: sink, pipe)
             connected = True
         finally:
             if not connected:  # includes cancellation: never leak a running bot
                 pipe.close()
                 sink.connection_lost(None)
                 await bot.terminate(grace=0)
-        logger.debug("started bot pid %d: %s", proc.pid, shlex.join(cmd.argv))
+        ago = 1000 * (time.monotonic() - spawned.at)
+        logger.debug("started bot pid %d %.0f ms ago: %s", bot.pid, ago, shlex.join(bot.argv))
         return bot
 
     @property
     def pid(self) -> int:
         """The bot's process id."""
-        return self._proc.pid
+        return self._popen.pid
 
     @property
     def pgid(self) -> int:
         """The bot's process-group id (== pid: it is its group's leader)."""
-        return self._proc.pid
+        return self._popen.pid
 
     @property
     def returncode(self) -> int | None:
         """Exit code, ``-signal`` if killed by a signal, None while running."""
-        rc = self._proc.returncode
-        return None if rc is None else self._status(rc)
+        if not self._exited.done():
+            return None
+        return self._status(self._exited.result())
 
     def _status(self, rc: int) -> int:
         """The bot's own status (bwrap reports a bot killed by signal N as 128+N)."""
@@ -264,7 +201,7 @@ class BotProcess:
         Then waits up to 0.5 s more for stderr EOF, so that ``stderr_tail`` is complete in the
         usual case (a surviving grandchild may hold the pipe open: ``terminate`` cleans up).
         """
-        rc = await self._proc.wait()
+        rc = await asyncio.shield(self._exited)
         if not self._sink.closed.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._sink.closed.wait(), _PIPE_CLOSE_TIMEOUT)
@@ -312,18 +249,18 @@ class BotProcess:
         """
         try:
             async with self._lock:
-                if self._proc.returncode is None and self.sandbox is SandboxLevel.NAMESPACES:
+                if not self._exited.done() and self.sandbox is SandboxLevel.NAMESPACES:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._proc.wait(), grace)
-                if self._proc.returncode is None:
+                        await asyncio.wait_for(asyncio.shield(self._exited), grace)
+                if not self._exited.done():
                     self._terminated = True
                     self._signal_group(signal.SIGTERM)
                     self._signal_group(signal.SIGCONT)
                     if grace > 0:
                         with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(self._proc.wait(), grace)
+                            await asyncio.wait_for(asyncio.shield(self._exited), grace)
                 self._kill_group()
-                rc = await self._proc.wait()
+                rc = await asyncio.shield(self._exited)
                 await self._close_capture()
                 return self._status(rc)
         except asyncio.CancelledError:
@@ -371,17 +308,3 @@ class BotProcess:
     ) -> None:
         """Terminate the bot."""
         await self.terminate()
-
-
-def _start_reason(exc: BaseException, cmd: BotCommand) -> str:
-    """A human-readable reason for a failed spawn."""
-    if isinstance(exc, OSError):
-        target = exc.filename if exc.filename is not None else cmd.argv[0]
-        if isinstance(exc, FileNotFoundError):
-            if cmd.cwd is not None and target == cmd.cwd:
-                return f"working directory not found: {cmd.cwd}"
-            return f"executable not found: {target}"
-        if isinstance(exc, PermissionError):
-            return f"permission denied: {target}"
-        return f"{exc.strerror or exc}: {target}"
-    return str(exc)

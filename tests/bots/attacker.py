@@ -14,6 +14,7 @@ first legal action at every decision through the SDK. Modes:
 * ``tcp PORT``: connects to ``127.0.0.1:PORT``.
 * ``write PATH...``: tries to create each file.
 * ``read PATH...``: tries to read each file.
+* ``read-late PATH...``: the same at its first decision (the match's record exists by then).
 * ``fds``: opens ``/dev/null`` 20,000 times, then closes them.
 """
 
@@ -182,12 +183,16 @@ def fds() -> None:
 class FirstLegal(Bot):
     """Plays ``request.legal[0]``; the ``hog`` mode allocates 4 GiB at its first decision."""
 
-    def __init__(self, hog: bool) -> None:
+    def __init__(self, hog: bool, late_reads: list[str] | None = None) -> None:
         self.hog = hog
+        self.late_reads = late_reads
         self.ballast: list[bytearray] = []
 
     def act(self, request: Request) -> WireAction:
         """The first legal action."""
+        if self.late_reads is not None:
+            read(self.late_reads)
+            self.late_reads = None
         if self.hog:  # dies of it as most runtimes do (the SDK would catch the MemoryError)
             try:
                 self.ballast.append(bytearray(4 << 30))
@@ -218,7 +223,8 @@ def main() -> int:
     elif mode == "fds":
         fds()
     try:
-        return run_bot_main(FirstLegal(hog=mode == "hog"), f"attacker-{mode}", argv=[])
+        late = args if mode == "read-late" else None
+        return run_bot_main(FirstLegal(mode == "hog", late), f"attacker-{mode}", argv=[])
     finally:
         if kept is not None:
             kept.close(0)

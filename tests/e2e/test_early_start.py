@@ -6,15 +6,20 @@ seat's startup fault: tests/e2e/test_misbehaving.py.)"""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
-import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from referee.cli.main import main
+from referee.match import early
 from referee.match.bots import BotSpec
 from referee.match.config import MatchConfig
 from referee.match.runner import run_match
+from referee.net.ipc import PrivateIpc
+from referee.net.spawn import Spawned, spawn
 from referee.net.transport import RouterTransport
 from referee.net.types import TransportError
 from tests.conftest import live_children
@@ -25,18 +30,36 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
 SLEEPER = "python3 -c 'import time; time.sleep(60)'"
 
 
-def private_dirs() -> set[Path]:
-    """The private ipc directories that exist now."""
-    return set(Path(tempfile.gettempdir()).glob("gin-referee-*"))
+def gone(path: str) -> bool:
+    """True if nothing is at ``path`` any more."""
+    return not os.path.exists(path)
 
 
-async def test_bots_started_before_a_failed_bind_are_ended(tmp_path: Path) -> None:
+def noted_sockets(monkeypatch: pytest.MonkeyPatch) -> list[PrivateIpc]:
+    """Every private ipc socket a match opens from now on."""
+    opened: list[PrivateIpc] = []
+    open_ipc = PrivateIpc.open
+
+    def noted() -> PrivateIpc | None:
+        ipc = open_ipc()
+        if ipc is not None:
+            opened.append(ipc)
+        return ipc
+
+    monkeypatch.setattr(PrivateIpc, "open", noted)
+    return opened
+
+
+async def test_bots_started_before_a_failed_bind_are_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sockets = noted_sockets(monkeypatch)
     held = socket.socket()
     held.bind(("127.0.0.1", 0))
     held.listen()
     port = held.getsockname()[1]
     specs = (BotSpec.parse(SLEEPER), BotSpec.parse(SLEEPER))
-    children, dirs = set(live_children()), private_dirs()
+    children = set(live_children())
     try:
         with pytest.raises(TransportError, match=f"cannot bind tcp://127.0.0.1:{port}"):
             await run_match(
@@ -52,7 +75,7 @@ async def test_bots_started_before_a_failed_bind_are_ended(tmp_path: Path) -> No
     assert (tmp_path / "match.seat0.stderr").is_file()
     assert (tmp_path / "match.seat1.stderr").is_file()
     assert set(live_children()) - children == set()
-    assert private_dirs() - dirs == set()
+    assert len(sockets) == 1 and gone(sockets[0].directory)
 
 
 async def test_a_bot_that_connects_before_the_endpoint_is_served_plays(
@@ -87,3 +110,24 @@ async def test_a_bot_that_connects_before_the_endpoint_is_served_plays(
 def _settle(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+async def test_bots_the_command_line_started_are_ended_when_its_log_cannot_be_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    started: list[Spawned] = []
+
+    def noted(*args: Any, **kwargs: Any) -> Spawned:
+        spawned = spawn(*args, **kwargs)
+        started.append(spawned)
+        return spawned
+
+    monkeypatch.setattr(early, "spawn", noted)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "referee.log.jsonl").symlink_to(tmp_path / "missing" / "log")  # cannot be opened
+    argv = ["match", SLEEPER, SLEEPER, "--out", str(out), "--seed", "1", "--sandbox", "none"]
+    assert await asyncio.to_thread(main, argv) == 2
+    assert "referee.log.jsonl" in capsys.readouterr().err
+    assert len(started) == 2  # both started before the log was configured...
+    assert [s.popen.returncode for s in started] == [-9, -9]  # ...and killed and reaped

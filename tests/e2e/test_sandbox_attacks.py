@@ -230,6 +230,31 @@ async def test_bot_cannot_read_the_referees_output_directory() -> None:
         shutil.rmtree(out)
 
 
+async def test_bot_cannot_read_the_record_of_its_match_in_an_output_directory_made_for_it() -> None:
+    require_namespaces()
+    # The match makes --out: it exists before the bots start (they start before the rest of
+    # the referee is imported), so the sandbox hides it; read at the first decision, when the
+    # record holds the match's first lines.
+    parent = Path(tempfile.mkdtemp(prefix="gin-test-out-", dir="/var/tmp"))
+    out = parent / "new-out"
+    try:
+        record = out / "match.jsonl"
+        result, report = await attack(out, f"read-late {record}")
+        assert report["reads"] == {str(record): "No such file or directory"}
+        assert_victim_unharmed(result)
+        assert record.read_text().startswith("{")  # the record was there to be read
+    finally:
+        shutil.rmtree(parent)
+
+
+async def test_without_a_sandbox_the_record_is_there_to_read(tmp_path: Path) -> None:
+    # The control of the test above: the late read happens while the record exists.
+    record = tmp_path / "out" / "match.jsonl"
+    result, report = await attack(tmp_path / "out", f"read-late {record}", sandbox="none")
+    assert report["reads"][str(record)].startswith("{")
+    assert_victim_unharmed(result)
+
+
 async def test_bot_cannot_read_the_referees_secret_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """A local bot of a run with remote seats must not get the referee's long-term CURVE
     secret (it could impersonate the referee to remote bots): its directory is hidden."""

@@ -1,0 +1,179 @@
+"""Starting a bot's process, without the event loop: the command, its sandbox's command line,
+the process in its own group with its stderr on a pipe.
+
+:func:`spawn` returns a :class:`Spawned` process whose stderr nobody reads yet;
+:meth:`referee.net.process.BotProcess.adopt` takes it over on the event loop (reads the pipe,
+watches the exit, ends the group). Nothing here imports asyncio, so that a match can start its
+bots before it imports the event loop's machinery and the rest of the referee
+(docs/performance.md, "Start-up"); a bot started here and never adopted is ended with
+:meth:`Spawned.kill`. See :mod:`referee.net.process` for what a bot's process is guaranteed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from referee.net import sandbox
+from referee.net.limits import Limits
+from referee.net.sandbox import SandboxLevel
+
+__all__ = ["BotCommand", "BotStartError", "Spawned", "spawn"]
+
+
+class BotStartError(Exception):
+    """A bot program could not be started; ``argv`` and a human-readable ``reason``."""
+
+    def __init__(self, argv: Sequence[str], reason: str) -> None:
+        self.argv = tuple(argv)
+        self.reason = reason
+        super().__init__(f"cannot start bot {shlex.join(self.argv)!r}: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class BotCommand:
+    """How to run a bot: ``argv`` (no shell), optional ``cwd``, extra environment values
+    (``env``), names of the referee's variables to pass on (``pass_env``), its sandbox level
+    (``auto``, ``none``, ``rlimits``, ``namespaces``) and its resource ``limits``."""
+
+    argv: tuple[str, ...]
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    pass_env: tuple[str, ...] = ()
+    sandbox: str = "auto"
+    limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        if self.sandbox not in sandbox.SANDBOX_CHOICES:
+            choices = ", ".join(sandbox.SANDBOX_CHOICES)
+            raise ValueError(f"sandbox must be one of {choices}, got {self.sandbox!r}")
+        for name in self.pass_env:
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"bad environment variable name {name!r}")
+        argv = tuple(self.argv)
+        if not argv or not argv[0]:
+            raise ValueError("bot command is empty")
+        for arg in argv:
+            if not isinstance(arg, str) or "\0" in arg:
+                raise ValueError(f"bad bot command argument {arg!r}")
+        object.__setattr__(self, "argv", argv)
+        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+
+    @classmethod
+    def parse(
+        cls, text: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
+    ) -> BotCommand:
+        """Split a command line such as ``"python3 my_bot.py --fast"`` POSIX-shell style.
+
+        No shell is involved (no globbing, pipes or variable expansion).  Raises ValueError
+        for an empty or unparsable line (e.g. an unclosed quote).
+        """
+        try:
+            argv = shlex.split(text)
+        except ValueError as exc:
+            raise ValueError(f"cannot parse bot command {text!r}: {exc}") from exc
+        if not argv:
+            raise ValueError(f"bot command is empty: {text!r}")
+        return cls(tuple(argv), cwd, {} if env is None else env)
+
+
+@dataclass(eq=False, slots=True)
+class Spawned:
+    """A bot's process just started: its own process group's leader, its stderr on the pipe
+    whose read end is ``stderr_fd``. Adopt it (``BotProcess.adopt``) or :meth:`kill` it."""
+
+    cmd: BotCommand
+    popen: subprocess.Popen[bytes]
+    stderr_fd: int
+    level: SandboxLevel
+    """The sandbox level it runs at."""
+    taken: bool = False
+    """True once adopted: the adopter owns the process and the pipe from then on."""
+    at: float = field(default_factory=time.monotonic)
+    """When it was started (``time.monotonic``)."""
+
+    def kill(self) -> None:
+        """SIGKILL the process group, reap the process and close the pipe, unless adopted
+        (then the adopter ends it). Idempotent."""
+        if self.taken:
+            return
+        self.taken = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        self.popen.wait()
+        os.close(self.stderr_fd)
+
+
+def spawn(
+    cmd: BotCommand,
+    *,
+    level: SandboxLevel,
+    env: Mapping[str, str] | None = None,
+    base_env: Mapping[str, str] | None = None,
+    merge_stdout: bool = False,
+    nice: int = 10,
+    hide: Sequence[str] = (),
+) -> Spawned:
+    """Start ``cmd`` at sandbox ``level`` in a new process group, stdin and stdout on
+    ``/dev/null`` (stdout into the stderr pipe with ``merge_stdout``), stderr on a new pipe.
+
+    The environment is the allowlist of :func:`sandbox.bot_env` and the names in
+    ``cmd.pass_env`` taken from ``base_env`` (default: ``os.environ``), updated with
+    ``cmd.env``, then with ``env`` (the referee's variables, e.g. the endpoint, win). The bot
+    runs ``nice`` steps below the referee's own priority (capped at 19; 0 keeps it equal).
+    Under ``namespaces`` the directories in ``hide`` look empty to it. Raises
+    :class:`BotStartError` if the program cannot be started.
+    """
+    child_env = sandbox.bot_env(
+        os.environ if base_env is None else base_env,
+        level=level,
+        pass_env=cmd.pass_env,
+        extra=cmd.env,
+        gin=env,
+    )
+    argv = sandbox.command_line(
+        cmd.argv, cwd=cmd.cwd, env=child_env, level=level, limits=cmd.limits, nice=nice,
+        hide=hide,
+    )  # fmt: skip
+    rfd, wfd = os.pipe()
+    try:
+        popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=wfd if merge_stdout else subprocess.DEVNULL,
+            stderr=wfd,
+            cwd=cmd.cwd,
+            env=child_env,
+            process_group=0,
+        )
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        os.close(rfd)
+        raise BotStartError(cmd.argv, _start_reason(exc, cmd)) from exc
+    finally:
+        os.close(wfd)  # the child has its copy
+    if nice and level is not SandboxLevel.NAMESPACES:  # there: ``nice`` in the chain
+        with contextlib.suppress(OSError):
+            own = os.getpriority(os.PRIO_PROCESS, 0)
+            os.setpriority(os.PRIO_PROCESS, popen.pid, min(19, own + nice))
+    return Spawned(cmd, popen, rfd, level)
+
+
+def _start_reason(exc: BaseException, cmd: BotCommand) -> str:
+    """A human-readable reason for a failed spawn."""
+    if isinstance(exc, OSError):
+        target = exc.filename if exc.filename is not None else cmd.argv[0]
+        if isinstance(exc, FileNotFoundError):
+            if cmd.cwd is not None and target == cmd.cwd:
+                return f"working directory not found: {cmd.cwd}"
+            return f"executable not found: {target}"
+        if isinstance(exc, PermissionError):
+            return f"permission denied: {target}"
+        return f"{exc.strerror or exc}: {target}"
+    return str(exc)
