@@ -32,11 +32,9 @@ the bot's key pair from the environment (:mod:`protocol.bot_keys`), or from ``cu
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
-import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from enum import IntEnum
@@ -237,6 +235,8 @@ class _Session:
                 return ExitCode.REJECTED
             return ExitCode.PROTOCOL
         except Exception as exc:
+            import traceback  # only on this path: a bot's start does not pay for it
+
             traceback.print_exc()
             self._try_send(Bye(reason=f"bot error: {type(exc).__name__}"))
             return ExitCode.BOT_ERROR
@@ -341,6 +341,17 @@ def run_bot_main(
     from ``argv`` (default ``sys.argv[1:]``); returns the exit code. ``inline_events`` and
     ``multi_match`` are passed on to :func:`run_bot`.
     """
+    words = sys.argv[1:] if argv is None else list(argv)
+    if not words:  # the usual start (the referee's variables): nothing to parse
+        return run_bot(
+            bot,
+            name=name,
+            recv_timeout_ms=DEFAULT_RECV_TIMEOUT_MS,
+            inline_events=inline_events,
+            multi_match=multi_match,
+        )
+    import argparse  # imported only when there are options to read
+
     parser = argparse.ArgumentParser(prog=name, description=f"gin-referee bot {name!r}")
     parser.add_argument("--endpoint", help=f"referee endpoint (default: ${ENDPOINT_ENV})")
     parser.add_argument("--token", help=f"token for the hello (default: ${TOKEN_ENV})")
@@ -350,7 +361,7 @@ def run_bot_main(
         default=DEFAULT_RECV_TIMEOUT_MS,
         help="give up after this long without a message from the referee",
     )
-    args = parser.parse_args(argv)
+    args = parser.parse_args(words)
     return run_bot(
         bot,
         name=name,

@@ -338,6 +338,23 @@ def test_run_bot_main_passes_inline_events_on(referee: FakeReferee) -> None:
         assert running.join() == ExitCode.OK
 
 
+def test_run_bot_main_without_options_reads_the_environment_only(
+    referee: FakeReferee, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIN_REFEREE_ENDPOINT", referee.endpoint)
+    monkeypatch.setenv("GIN_REFEREE_TOKEN", "env-token")
+    running = BotThread(lambda: run_bot_main(RandomBot(), "env-bot", [], inline_events=False))
+    try:
+        hello = referee.handshake()
+        assert (hello.name, hello.token, hello.inline_events) == ("env-bot", "env-token", False)
+        referee.send(EXAMPLES["match_end"])
+        assert isinstance(referee.recv(), Bye)
+    finally:
+        if running.thread.is_alive() and referee.peer is not None:
+            referee.send(Bye())
+        assert running.join() == ExitCode.OK
+
+
 def test_random_bot_is_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
     def picks(bot: RandomBot) -> list[WireAction]:
         return [bot.act(TYPICAL_REQUEST) for _ in range(30)]
