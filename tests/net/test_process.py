@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from referee.net.process import BotCommand, BotProcess, BotStartError
+from referee.net.sandbox import SandboxLevel
+from referee.net.spawn import spawn
 
 from .conftest import pid_is_dead, wait_until
 
@@ -389,3 +391,64 @@ async def test_terminate_returns_even_if_an_escapee_holds_stderr() -> None:
             os.kill(escapee, signal.SIGKILL)
         await bot.terminate(grace=0)
     await wait_until(lambda: pid_is_dead(escapee), within=5)
+
+
+# ---------------------------------------------------------------- the exit watch
+
+
+@pytest.mark.asyncio
+async def test_the_exit_is_watched_through_a_pidfd_that_is_closed_after_it() -> None:
+    fds = open_fds()
+    bot = await BotProcess.start(py("import sys; sys.exit(4)"))
+    assert await bot.wait() == 4
+    await bot.terminate()
+    assert open_fds() == fds  # the pidfd and the pipe closed
+    with pytest.raises(ProcessLookupError):
+        os.kill(bot.pid, 0)  # reaped
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("how", ["exits", "is_terminated"])
+async def test_without_pidfds_a_thread_watches_the_exit(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(pid: int, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")  # ENOSYS: a kernel before 5.3
+
+    monkeypatch.setattr(os, "pidfd_open", refused)
+    code = "import sys; sys.exit(5)" if how == "exits" else "import time; time.sleep(60)"
+    bot = await BotProcess.start(py(code))
+    if how == "exits":
+        assert await bot.wait() == 5
+        assert await bot.terminate() == 5
+    else:
+        assert bot.returncode is None
+        assert await bot.terminate(grace=0.5) == -signal.SIGTERM
+    with pytest.raises(ProcessLookupError):
+        os.kill(bot.pid, 0)  # reaped by the thread
+
+
+@pytest.mark.asyncio
+async def test_a_started_bot_nobody_adopts_is_killed_and_reaped() -> None:
+    spawned = spawn(py("import time; time.sleep(60)"), level=SandboxLevel.NONE)
+    fds = open_fds()
+    spawned.kill()
+    spawned.kill()  # idempotent
+    assert spawned.popen.returncode == -signal.SIGKILL
+    assert len(open_fds()) == len(fds) - 1  # its pipe's read end closed
+    with pytest.raises(ProcessLookupError):
+        os.kill(spawned.popen.pid, 0)
+
+
+@pytest.mark.asyncio
+async def test_a_bot_adopted_later_keeps_what_it_wrote_before() -> None:
+    spawned = spawn(
+        py("import sys; sys.stderr.write('early words'); sys.exit(0)"), level=SandboxLevel.NONE
+    )
+    # it has written and exited before the loop takes it (waited for, not reaped: a zombie)
+    os.waitid(os.P_PID, spawned.popen.pid, os.WEXITED | os.WNOWAIT)
+    bot = await BotProcess.adopt(spawned)
+    assert await bot.wait() == 0
+    assert bot.stderr_tail() == "early words"
+    spawned.kill()  # adopted: the adopter's, nothing happens
+    assert await bot.terminate() == 0
