@@ -440,13 +440,17 @@ async def test_a_started_bot_nobody_adopts_is_killed_and_reaped() -> None:
         os.kill(spawned.popen.pid, 0)
 
 
+def exited_unreaped(pid: int) -> None:
+    """Wait until the child ``pid`` has exited, leaving it a zombie (not reaped)."""
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+
+
 @pytest.mark.asyncio
 async def test_a_bot_adopted_later_keeps_what_it_wrote_before() -> None:
     spawned = spawn(
         py("import sys; sys.stderr.write('early words'); sys.exit(0)"), level=SandboxLevel.NONE
     )
-    # it has written and exited before the loop takes it (waited for, not reaped: a zombie)
-    os.waitid(os.P_PID, spawned.popen.pid, os.WEXITED | os.WNOWAIT)
+    exited_unreaped(spawned.popen.pid)  # it has written and exited before the loop takes it
     bot = await BotProcess.adopt(spawned)
     assert await bot.wait() == 0
     assert bot.stderr_tail() == "early words"
