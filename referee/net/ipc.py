@@ -12,6 +12,7 @@ way it owns the endpoint from then on and removes the directory when it closes.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import socket
 import tempfile
@@ -21,6 +22,16 @@ from referee.net.budget import ACCEPT_BACKLOG
 __all__ = ["PrivateIpc"]
 
 logger = logging.getLogger(__name__)
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """Log ``message`` the first time only: a match that tried before its loop tries again."""
+    if message not in _warned:
+        _warned.add(message)
+        logger.warning("%s", message)
 
 
 class PrivateIpc:
@@ -40,7 +51,7 @@ class PrivateIpc:
         try:
             directory = tempfile.mkdtemp(prefix="gin-referee-")
         except OSError as exc:
-            logger.warning("no private directory for an ipc endpoint (%s); local bots use TCP", exc)
+            _warn_once(f"no private directory for an ipc endpoint ({exc}); local bots use TCP")
             return None
         path = f"{directory}/referee.sock"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -51,7 +62,8 @@ class PrivateIpc:
         except OSError as exc:  # e.g. a path too long for a unix socket
             sock.close()
             shutil.rmtree(directory, ignore_errors=True)
-            logger.warning("cannot bind ipc://%s (%s); local bots use TCP", path, exc)
+            where = os.path.dirname(directory)
+            _warn_once(f"cannot bind an ipc endpoint in {where} ({exc}); local bots use TCP")
             return None
         return cls(directory, sock)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from referee.match import early
 from referee.match.bots import BotSpec
 from referee.match.config import MatchConfig
 from referee.match.runner import run_match
+from referee.net import ipc
 from referee.net.ipc import PrivateIpc
 from referee.net.spawn import Spawned, spawn
 from referee.net.transport import RouterTransport
@@ -131,3 +133,19 @@ async def test_bots_the_command_line_started_are_ended_when_its_log_cannot_be_op
     assert "referee.log.jsonl" in capsys.readouterr().err
     assert len(started) == 2  # both started before the log was configured...
     assert [s.popen.returncode for s in started] == [-9, -9]  # ...and killed and reaped
+
+
+async def test_where_no_ipc_socket_can_be_bound_local_bots_play_over_tcp_warned_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    deep = tmp_path / ("d" * 110)  # a unix socket's path holds at most 107 bytes
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    monkeypatch.setattr(ipc, "_warned", set())
+    sockets = noted_sockets(monkeypatch)
+    result = await play(GREEDY, RANDOM, tmp_path / "out")
+    assert result.error is None and result.games_played == 1
+    assert all(not seat.faults for seat in result.seats)
+    assert sockets == []  # none could be bound: the bots were sent to the TCP endpoint
+    warned = [r.getMessage() for r in caplog.records if "local bots use TCP" in r.getMessage()]
+    assert len(warned) == 1 and "AF_UNIX path too long" in warned[0]
