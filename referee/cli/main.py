@@ -51,7 +51,7 @@ from referee.match import (
     start_early,
 )
 from referee.net.keys import KeyPair
-from referee.net.sandbox import SANDBOX_CHOICES
+from referee.net.sandbox import SANDBOX_CHOICES, probe_soon
 
 __all__ = ["main", "run"]
 
@@ -343,6 +343,8 @@ def _command(args: argparse.Namespace) -> int:
     early: EarlyStart | None = None
     try:
         try:  # bad input: usage errors
+            if args.command == "match" and args.sandbox in ("auto", "namespaces"):
+                probe_soon()  # the sandbox's probe runs while the input is checked
             inputs = match_inputs(args) if args.command == "match" else None
             if args.command not in ("tournament", "serve"):  # those log into their output dir
                 check_log_options(args)

@@ -24,6 +24,7 @@ kernel allows and says why it could not go further.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import logging
@@ -89,6 +90,47 @@ def _tools() -> dict[str, str | None]:
     return {name: shutil.which(name) for name in ("bwrap", "prlimit", "setpriv", "nice")}
 
 
+_probe: subprocess.Popen[bytes] | None = None
+"""The namespaces probe started by :func:`probe_soon`, until :func:`detect` reads it."""
+
+
+def _probe_argv(bwrap: str) -> list[str]:
+    return [bwrap, *_bwrap_args(Limits(), share_net=False), "--", "true"]
+
+
+def probe_soon() -> None:
+    """Start :func:`detect`'s probe now (``bwrap ... true``, a few ms) without waiting for it:
+    a caller that has other work to do first (the command line checking its input) then finds
+    the answer ready. Does nothing if the tools are missing or the probe ran."""
+    global _probe  # noqa: PLW0603 (one probe per process, read by detect)
+    tools = _tools()
+    if _probe is not None or detect.cache_info().currsize or None in tools.values():
+        return
+    with contextlib.suppress(OSError):
+        _probe = subprocess.Popen(
+            _probe_argv(tools["bwrap"] or "bwrap"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+
+
+def _run_probe(bwrap: str) -> tuple[int, bytes]:
+    """The probe's exit status and stderr: the one :func:`probe_soon` started, else a new one.
+    Raises OSError or SubprocessError when it cannot run."""
+    global _probe
+    started, _probe = _probe, None
+    if started is None:
+        done = subprocess.run(_probe_argv(bwrap), capture_output=True, timeout=10, check=False)
+        return done.returncode, done.stderr
+    try:
+        _, err = started.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        started.kill()
+        started.wait()
+        raise
+    return started.returncode, err
+
+
 @functools.cache
 def detect() -> Availability:
     """Probe once what the kernel and the installed tools allow (runs ``bwrap ... true``)."""
@@ -97,13 +139,12 @@ def detect() -> Availability:
         return Availability(SandboxLevel.NONE, "util-linux prlimit/setpriv not found")
     if tools["bwrap"] is None:
         return Availability(SandboxLevel.RLIMITS, "bubblewrap (bwrap) is not installed")
-    probe = [tools["bwrap"] or "bwrap", *_bwrap_args(Limits(), share_net=False), "--", "true"]
     try:
-        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+        returncode, err = _run_probe(tools["bwrap"])
     except (OSError, subprocess.SubprocessError) as exc:
         return Availability(SandboxLevel.RLIMITS, f"bwrap could not run: {exc}")
-    if done.returncode != 0:
-        why = done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
+    if returncode != 0:
+        why = err.decode(errors="replace").strip() or f"exit {returncode}"
         return Availability(SandboxLevel.RLIMITS, f"the kernel refused namespaces ({why})")
     return Availability(SandboxLevel.NAMESPACES)
 

@@ -319,3 +319,26 @@ async def test_a_python_from_a_venv_under_tmp_keeps_its_packages_in_the_sandbox(
         tail = bot.stderr_tail()
         assert status == 0, tail
         assert f"inside the venv {venv}" in tail and "bob hidden" in tail
+
+
+def test_a_probe_started_early_is_the_one_detect_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox.detect.cache_clear()
+    expected = sandbox.detect()
+    sandbox.detect.cache_clear()
+    try:
+        sandbox.probe_soon()
+        tools = sandbox._tools()
+        assert (sandbox._probe is not None) == (None not in tools.values())
+
+        def second_probe(*args: object, **kwargs: object) -> object:
+            raise AssertionError("detect ran a second probe")
+
+        monkeypatch.setattr(subprocess, "run", second_probe)
+        assert sandbox.detect() == expected
+        assert sandbox._probe is None  # read and forgotten
+        sandbox.probe_soon()  # the answer is known: no probe again
+        assert sandbox._probe is None
+    finally:
+        monkeypatch.undo()
+        sandbox.detect.cache_clear()
+        sandbox.detect()
