@@ -12,7 +12,10 @@ rotates from round to round, each of these commands once and times it from ``exe
 * ``python`` — ``python -c pass``: the interpreter's own start, the floor of any Python step;
 * ``python_nosite`` — ``python -S -c pass``: the same without ``site`` (the ``.pth`` files:
   an editable install's import finder);
-* ``referee_imports`` — ``python -c "import referee.cli.main"``: the CLI's imports;
+* ``referee_imports`` — ``python -c "import referee.cli.main"``: what the command line
+  imports before it starts a match's bots;
+* ``referee_all_imports`` — the same and what a match imports once its bots are started
+  (:data:`ALL_IMPORTS`);
 * ``bot_imports`` — ``python -c "import protocol.bot"``: a Python bot's SDK imports;
 * ``greedy_imports`` — ``python -c "import sample_bots.greedy_bot"``: the SDK and the rules;
 * ``sandboxed_bot_imports`` — ``bot_imports`` started the way the referee starts a bot (its
@@ -54,6 +57,12 @@ PY = sys.executable
 GIN = str(Path(PY).with_name("gin-referee"))
 BOTS = [f"{PY} sample_bots/greedy_bot.py", f"{PY} sample_bots/random_bot.py"]
 SHORT = ["--games", "1", "--target-points", "10", "--seed", "1"]
+ALL_IMPORTS = (
+    "import referee.cli.main, referee.cli.daemon, referee.match.runner, referee.match.play, "
+    "referee.net.transport, structlog"
+)
+"""Everything a match imports: the command line's part, then what it imports once its bots
+are started (the log's structlog, the event loop, the runner, the game, the endpoint)."""
 PHASES = ("bots_started", "referee_ready", "bots_hello", "game", "teardown", "exit")
 
 
@@ -78,6 +87,7 @@ def commands(out: str) -> dict[str, list[str]]:
         "python": [PY, "-c", "pass"],
         "python_nosite": [PY, "-S", "-c", "pass"],
         "referee_imports": [PY, "-c", "import referee.cli.main"],
+        "referee_all_imports": [PY, "-c", ALL_IMPORTS],
         "bot_imports": [PY, "-c", "import protocol.bot"],
         "greedy_imports": [PY, "-c", "import sample_bots.greedy_bot"],
         "sandboxed_bot_imports": sandboxed([PY, "-c", "import protocol.bot"]),
