@@ -114,30 +114,48 @@ _K_KNOCK, _K_MULT, _K_TURN = _V["knock_limit"], _V["multiplier"], _V["turn"]
 _K_SCORES, _K_TAKEN = _V["scores"] + _HEADER[2], _V["taken_card"]
 
 
-def _int(value: int) -> bytes:
-    return _INT[value] if 0 <= value < 256 else _pack(value)
-
-
-def _cards(mask: int) -> bytes:
-    """Packed array of the card texts of a 52-bit mask, in index order."""
-    return b"".join(
-        (
-            _HEADER[mask.bit_count()],
-            _R0[mask & ROW_MASK],
-            _R1[mask >> 13 & ROW_MASK],
-            _R2[mask >> 26 & ROW_MASK],
-            _R3[mask >> 39],
+_DECISION_BY_PHASE = {phase: _K_DECISION + packed + _K_LEGAL for phase, packed in _PHASE.items()}
+"""Per phase: the request's bytes from the ``decision`` key up to the legal array."""
+_VIEW_BY_PHASE = {
+    phase: tuple(
+        tuple(
+            _K_VIEW + _VIEW_HEAD + _INT[seat] + _K_PHASE + packed + _K_TO_ACT + _INT[seat]
+            + _K_DEALER + _INT[dealer] + _K_HAND
+            for dealer in (0, 1)
         )
+        for seat in (0, 1)
     )
+    for phase, packed in _PHASE.items()
+}  # fmt: skip
+"""Per phase, seat to act and dealer: the bytes from the request's ``view`` key up to the
+view's ``hand`` array (the same for every request of that phase, seat and dealer)."""
 
 
-def _legal(legal: Sequence[Action]) -> bytes:
+_PILES: dict[int, tuple[tuple[int, ...], bytes]] = {}
+"""Packed discard piles (with their array header) by identity, the pile kept beside its bytes
+so that its id cannot be reused while cached: a draw from the stock keeps the pile, so the
+request that follows it asks for the same one again. Emptied when it holds 64."""
+
+
+def _pile(pile: tuple[int, ...]) -> bytes:
+    """The packed array of a discard pile's card texts."""
+    cached = _PILES.get(id(pile))
+    if cached is not None:
+        return cached[1]
+    data = _HEADER[len(pile)] + b"".join(map(_CARD.__getitem__, pile))
+    if len(_PILES) >= 64:
+        _PILES.clear()
+    _PILES[id(pile)] = (pile, data)
+    return data
+
+
+def _legal_parts(legal: Sequence[Action]) -> list[bytes]:
+    """The packed legal actions (interned ones from the table, by identity)."""
     table = _ACTIONS
     try:
-        parts = [table[id(action)] for action in legal]
+        return [table[id(action)] for action in legal]
     except KeyError:  # not an interned action (never from legal_actions): the general path
-        parts = [_packed_action(action) for action in legal]
-    return _HEADER[len(legal)] + b"".join(parts)
+        return [_packed_action(action) for action in legal]
 
 
 def request_bytes(
@@ -150,61 +168,61 @@ def request_bytes(
 ) -> bytes:
     """The encoded ``request`` asking ``state.to_act`` to choose among ``legal``: the bytes
     ``encode(Request(request_id, phase, wire legal, wire view of observe(state, to_act),
-    time_left_ms, bank_ms, events))`` would give, ``events`` being given encoded."""
+    time_left_ms, bank_ms, events))`` would give, ``events`` being given encoded.
+
+    One join over the fragments, the fixed runs of fields looked up per phase, seat and
+    dealer, the small integers inline (every call saved counts here: one call per decision).
+    """
     seat = state.to_act
-    other = 1 - seat
-    phase = _PHASE[state.phase]
-    pile = state.discard_pile
+    hands = state.hands
+    hand, opponent = (hands[0], hands[1]) if seat == 0 else (hands[1], hands[0])
+    known = state.known[1 - seat]
+    phase = state.phase
     scores = state.scores
+    s0, s1 = scores[0], scores[1]
     taken = state.taken
-    view = b"".join(
-        (
-            _VIEW_HEAD,
-            _INT[seat],
-            _K_PHASE,
-            phase,
-            _K_TO_ACT,
-            _INT[seat],
-            _K_DEALER,
-            _INT[state.dealer],
-            _K_HAND,
-            _cards(state.hands[seat]),
-            _K_PILE,
-            _HEADER[len(pile)],
-            *[_CARD[i] for i in pile],
-            _K_STOCK,
-            _INT[len(state.deck) - state.stock_pos],
-            _K_OPP_SIZE,
-            _INT[state.hands[other].bit_count()],
-            _K_OPP_KNOWN,
-            _cards(state.known[other]),
-            _K_KNOCK,
-            _int(state.knock_limit),
-            _K_MULT,
-            _int(state.multiplier),
-            _K_TURN,
-            _int(state.turn),
-            _K_SCORES,
-            _int(scores[0]),
-            _int(scores[1]),
-            _K_TAKEN,
-            _CARD[taken] if taken >= 0 else _NIL,
-        )
-    )
+    limit, multiplier, turn = state.knock_limit, state.multiplier, state.turn
+    ints = _INT
     return b"".join(
         (
             _REQUEST_HEAD_EVENTS if events else _REQUEST_HEAD,
-            _int(request_id),
-            _K_DECISION,
-            phase,
-            _K_LEGAL,
-            _legal(legal),
-            _K_VIEW,
-            view,
+            ints[request_id] if 0 <= request_id < 256 else _pack(request_id),
+            _DECISION_BY_PHASE[phase],
+            _HEADER[len(legal)],
+            *_legal_parts(legal),
+            _VIEW_BY_PHASE[phase][seat][state.dealer],
+            _HEADER[hand.bit_count()],
+            _R0[hand & ROW_MASK],
+            _R1[hand >> 13 & ROW_MASK],
+            _R2[hand >> 26 & ROW_MASK],
+            _R3[hand >> 39],
+            _K_PILE,
+            _pile(state.discard_pile),
+            _K_STOCK,
+            ints[len(state.deck) - state.stock_pos],
+            _K_OPP_SIZE,
+            ints[opponent.bit_count()],
+            _K_OPP_KNOWN,
+            _HEADER[known.bit_count()],
+            _R0[known & ROW_MASK],
+            _R1[known >> 13 & ROW_MASK],
+            _R2[known >> 26 & ROW_MASK],
+            _R3[known >> 39],
+            _K_KNOCK,
+            ints[limit] if 0 <= limit < 256 else _pack(limit),
+            _K_MULT,
+            ints[multiplier] if 0 <= multiplier < 256 else _pack(multiplier),
+            _K_TURN,
+            ints[turn] if 0 <= turn < 256 else _pack(turn),
+            _K_SCORES,
+            ints[s0] if 0 <= s0 < 256 else _pack(s0),
+            ints[s1] if 0 <= s1 < 256 else _pack(s1),
+            _K_TAKEN,
+            _CARD[taken] if taken >= 0 else _NIL,
             _K_TIME_LEFT,
-            _int(time_left_ms),
+            ints[time_left_ms] if 0 <= time_left_ms < 256 else _pack(time_left_ms),
             _K_BANK,
-            _int(bank_ms),
+            ints[bank_ms] if 0 <= bank_ms < 256 else _pack(bank_ms),
             *((_K_EVENTS, _array_header(len(events)), *events) if events else ()),
         )
     )
