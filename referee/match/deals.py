@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import struct
 from dataclasses import dataclass, field
 
 from referee.rules import DECK, Card
@@ -48,28 +49,38 @@ def commitment(key: bytes) -> str:
 def deck_order(key: bytes, deal_id: str, game: int, hand: int) -> list[int]:
     """The card indices (0-51) of one hand's deck, in dealing order (see the module doc)."""
     label = _HAND + deal_id.encode() + b"\0" + str(game).encode() + b"\0" + str(hand).encode()
-    seed = hmac.new(key, label, hashlib.sha256).digest()
-    counter = 0
-    words: list[int] = []
-
-    def word() -> int:
-        nonlocal counter
-        if not words:
-            block = hmac.new(seed, counter.to_bytes(4, "big"), hashlib.sha256).digest()
-            counter += 1
-            words.extend(int.from_bytes(block[k : k + 4], "big") for k in range(28, -1, -4))
-        return words.pop()
-
+    seed = hmac.digest(key, label, "sha256")
+    # The stream's first blocks at once (51 words are drawn unless one is rejected, which
+    # happens about once in 10^8 draws); more blocks only if a rejection needs them.
+    words = _words(seed, 0, _BLOCKS)
+    taken = 0
     cards = list(range(len(DECK)))
     for i in range(len(cards) - 1, 0, -1):
         n = i + 1
         limit = _WORD - _WORD % n
-        x = word()
-        while x >= limit:
-            x = word()
+        while True:
+            if taken == len(words):
+                words += _words(seed, len(words) // 8, 1)
+            x = words[taken]
+            taken += 1
+            if x < limit:
+                break
         j = x % n
         cards[i], cards[j] = cards[j], cards[i]
     return cards
+
+
+_BLOCKS = 7
+"""HMAC blocks computed up front: 56 words, enough for the 51 draws of a shuffle."""
+_EIGHT_WORDS = struct.Struct(">8I")
+
+
+def _words(seed: bytes, first: int, count: int) -> tuple[int, ...]:
+    """Words of blocks ``first`` to ``first + count - 1`` of the stream keyed by ``seed``."""
+    words: tuple[int, ...] = ()
+    for counter in range(first, first + count):
+        words += _EIGHT_WORDS.unpack(hmac.digest(seed, counter.to_bytes(4, "big"), "sha256"))
+    return words
 
 
 def parse_key(text: str) -> bytes:
@@ -125,7 +136,7 @@ class Deal:
 
     def deck(self, deal_id: str, game: int, hand: int) -> tuple[Card, ...]:
         """The deck order of a hand."""
-        return tuple(DECK[i] for i in deck_order(self.key, deal_id, game, hand))
+        return tuple(map(DECK.__getitem__, deck_order(self.key, deal_id, game, hand)))
 
     def bot_seed(self, label: str) -> str:
         """A bot's seed for its own randomness (48 bits, decimal), independent of the deals."""

@@ -3,6 +3,7 @@ with it, decks are permutations and look uniform, seeds are public, bot seeds in
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
 import shutil
@@ -12,7 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from referee.match import deals
 from referee.match.config import MatchConfig
 from referee.match.deals import Deal, commitment, deck_order, parse_key
 from referee.rules import DECK
@@ -46,6 +50,61 @@ def test_the_python_snippet_of_the_docs_derives_the_same_decks() -> None:
     for key, deal_id, game, hand in CASES:
         assert scope["deck"](key.hex(), deal_id, game, hand) == _texts(key, deal_id, game, hand)
         assert scope["commitment"](key.hex()) == commitment(key)
+
+
+def _reference(key: bytes, label: bytes, digest: Any) -> list[int]:
+    """The shuffle as specified, one word at a time (what ``deck_order`` computes in blocks)."""
+    seed = digest(key, label, "sha256")
+    stream = (
+        int.from_bytes(block[k : k + 4], "big")
+        for counter in range(1 << 32)
+        for block in [digest(seed, counter.to_bytes(4, "big"), "sha256")]
+        for k in range(0, 32, 4)
+    )
+    cards = list(range(52))
+    for i in range(51, 0, -1):
+        n = i + 1
+        x = next(stream)
+        while x >= (1 << 32) - (1 << 32) % n:
+            x = next(stream)
+        j = x % n
+        cards[i], cards[j] = cards[j], cards[i]
+    return cards
+
+
+def _rejecting(key: bytes, msg: bytes, name: str) -> bytes:
+    """HMAC whose stream blocks start with 0xFFFFFFFF: rejected for every n but a power of 2."""
+    mac = hmac.digest(key, msg, name)
+    return mac if len(msg) != 4 else b"\xff" * 4 + mac[4:]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    key=st.binary(min_size=32, max_size=32),
+    deal_id=st.text(max_size=12),
+    game=st.integers(0, 999),
+    hand=st.integers(0, 999),
+    blocks=st.sampled_from([1, 7]),
+    reject=st.booleans(),
+)
+def test_the_block_wise_shuffle_is_the_specified_one(
+    key: bytes,
+    deal_id: str,
+    game: int,
+    hand: int,
+    blocks: int,
+    reject: bool,
+) -> None:
+    """Against the word-by-word specification, with the stream extended block by block and
+    with words rejected (a forged HMAC), paths a real deal almost never takes."""
+    digest = _rejecting if reject else hmac.digest
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(deals, "_BLOCKS", blocks)
+        patch.setattr(deals, "hmac", type("H", (), {"digest": staticmethod(digest)}))
+        got = deck_order(key, deal_id, game, hand)
+    label = b"gin-referee deal v1\0" + f"{deal_id}\0{game}\0{hand}".encode()
+    assert got == _reference(key, label, digest)
+    assert sorted(got) == list(range(52))
 
 
 def test_the_javascript_snippet_of_the_docs_derives_the_same_decks(tmp_path: Path) -> None:
