@@ -11,6 +11,7 @@ or a fault needs the policy (docs/design/faults.md): a forfeited game surfaces a
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -94,6 +95,17 @@ class HandPlay:
         """(seat, action, milliseconds) of every decision played, for the record."""
         self._done: asyncio.Future[HandState] | None = None
         self._request_id = 0
+        # Bound once, not at every request: the seat calls them back on every decision.
+        self._reply_cb = self._on_reply
+        self._fault_cb = self._on_fault
+        self._release: tuple[Callable[[], None] | None, ...] = tuple(
+            None if link.inline_events else link.release_events for link in links
+        )
+        """Per seat, what sends its held events once a request to its opponent is out (None
+        when it takes them inside its own requests: nothing to do)."""
+        is_enabled_for = getattr(log, "is_enabled_for", None)
+        self._log_decisions = is_enabled_for is None or bool(is_enabled_for(logging.DEBUG))
+        """Whether the per-decision DEBUG line is logged (its call skipped when not)."""
 
     def _pending_fault(self) -> Fault | None:
         for link in self.links:
@@ -163,8 +175,9 @@ class HandPlay:
             int(clock.bank * 1000),
             link.take_held() if link.inline_events else (),
         )
-        opponent = self.links[1 - state.to_act]
-        link.ask(request_id, request, self._on_reply, self._on_fault, opponent.release_events)
+        link.ask(
+            request_id, request, self._reply_cb, self._fault_cb, self._release[1 - state.to_act]
+        )
 
     def _on_reply(self, wire: WireAction, elapsed: float) -> None:
         """A reply to the outstanding request: apply it, then ask for the next decision."""
@@ -212,15 +225,23 @@ class HandPlay:
         actions: list[tuple[int, str, float]],
         elapsed: float,
     ) -> None:
-        text = str(action)
-        actions.append((seat, text, elapsed * 1000))
-        self.log.debug("decision", seat=seat, action=text, seconds=elapsed)
+        played = _PLAYED.get(id(action))
+        if played is None:
+            played = _played_info(action)
+        text = played[1]
+        ms = elapsed * 1000
+        actions.append((seat, text, ms))
+        if self._log_decisions:
+            self.log.debug("decision", seat=seat, action=text, seconds=elapsed)
         if self.on_action is not None:
-            self.on_action(seat, text, elapsed * 1000, state)
-        card = None
-        if isinstance(action, TakeDiscard):
-            card = DECK[state.taken] if state.taken >= 0 else None
-        self.links[1 - seat].hold_event(_event_bytes(seat, action, card))
+            self.on_action(seat, text, ms, state)
+        event = played[3] if seat else played[2]
+        if event is None:  # a taken discard names its card; a knock's melds are not cached
+            card = None
+            if isinstance(action, TakeDiscard):
+                card = DECK[state.taken] if state.taken >= 0 else None
+            event = _event_bytes(seat, action, card)
+        self.links[1 - seat].hold_event(event)
 
     def _resolve(
         self, fault: Fault, state: HandState, actions: list[tuple[int, str, float]]
@@ -247,6 +268,24 @@ class HandPlay:
 
 
 _EVENT_BYTES: dict[tuple[int, Action, Card | None], bytes] = {}
+_PLAYED: dict[int, tuple[Action, str, bytes | None, bytes | None]] = {}
+"""Per action, by identity: the action itself (kept, so that its id is not reused while
+cached), its text in the record, and the encoded events telling seat 0's and seat 1's
+opponent about it (None: built per move). Only meld-free actions, at most 512 of them: the
+rules intern those, so in play they are the same ~108 objects."""
+
+
+def _played_info(action: Action) -> tuple[Action, str, bytes | None, bytes | None]:
+    """What :data:`_PLAYED` holds for ``action`` (added there when it may be cached)."""
+    if isinstance(action, Knock) and action.melds is not None:
+        return action, str(action), None, None
+    if isinstance(action, TakeDiscard):
+        info: tuple[Action, str, bytes | None, bytes | None] = (action, str(action), None, None)
+    else:
+        info = (action, str(action), _event_bytes(0, action, None), _event_bytes(1, action, None))
+    if len(_PLAYED) < 512:
+        _PLAYED[id(action)] = info
+    return info
 
 
 def _event_bytes(seat: int, action: Action, card: Card | None) -> bytes:

@@ -94,6 +94,8 @@ class SeatLink:
         self._deadline = 0.0
         self._budget = 0.0
         self._watchdog: Alarm | None = None
+        self._watch_at = 0.0
+        """When :attr:`_watchdog` fires (its ``when()``, kept here: read at every request)."""
         self._next_id = 1
         self._fault: Fault | None = None
         self.error: Exception | None = None
@@ -197,9 +199,11 @@ class SeatLink:
         be delivered to a bound bot is a stall fault."""
         if self.peer is None:
             return False
-        if type(msg) is Ping:
-            self._pings = [*self._pings[1 - _PINGS_KEPT :], msg.nonce]
-        ok = self._outbox.send(msg if isinstance(msg, bytes) else encode(msg))
+        if not isinstance(msg, bytes):  # (a request comes encoded: one check on its way)
+            if type(msg) is Ping:
+                self._pings = [*self._pings[1 - _PINGS_KEPT :], msg.nonce]
+            msg = encode(msg)
+        ok = self._outbox.send(msg)
         if not ok:
             self._lost()
         return ok
@@ -284,7 +288,8 @@ class SeatLink:
         on_reply = self._on_reply
         if rid == self._pending_id and on_reply is not None:
             on_fault = self._on_fault
-            self.cancel_ask()
+            self._on_reply = self._on_fault = None  # :meth:`cancel_ask`, inline (every decision)
+            self._pending_id = None
             elapsed = arrived - self._sent
             if elapsed < 0.0:
                 elapsed = 0.0
@@ -360,12 +365,14 @@ class SeatLink:
             return  # the failed send recorded a fault, which called on_fault
         timer = self._timer
         sent = self._sent = timer.time()
-        self._deadline, self._budget = sent + budget, budget
+        deadline = self._deadline = sent + budget
+        self._budget = budget
         watchdog = self._watchdog
-        if watchdog is None or watchdog.when() > self._deadline:
+        if watchdog is None or self._watch_at > deadline:
             if watchdog is not None:
                 watchdog.cancel()
-            self._watchdog = timer.call_at(self._deadline, self._on_watchdog)
+            self._watchdog = timer.call_at(deadline, self._on_watchdog)
+            self._watch_at = deadline
         if after_send is not None:
             after_send()
 
@@ -402,6 +409,7 @@ class SeatLink:
             return
         if self._timer.time() < self._deadline:
             self._watchdog = self._timer.call_at(self._deadline, self._on_watchdog)
+            self._watch_at = self._deadline
             return
         rid, budget = self._pending_id, self._budget
         if self._poll is not None:
