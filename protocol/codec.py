@@ -36,13 +36,14 @@ import msgpack
 
 from protocol.checks import MAX_INT
 from protocol.errors import MalformedMessage
-from protocol.fields import to_wire
-from protocol.parse import parse_message, simple_action
+from protocol.fields import describe, to_wire
+from protocol.parse import interned_action, parse_message, simple_action
 from protocol.request_fast import read_request
 from protocol.schema import (
     BOT_MESSAGE_TYPES,
     MESSAGE_CLASSES,
     REFEREE_MESSAGE_TYPES,
+    ActionMsg,
     BotMessage,
     Message,
     RefereeMessage,
@@ -60,6 +61,7 @@ __all__ = [
     "decode_bot_message",
     "decode_referee_message",
     "encode",
+    "encode_action",
 ]
 
 MAX_MESSAGE_BYTES = 64 * 1024
@@ -104,6 +106,31 @@ def encode(msg: Message) -> bytes:
     if len(data) > MAX_MESSAGE_BYTES:
         raise MalformedMessage.too_large(len(data), MAX_MESSAGE_BYTES)
     return data
+
+
+_REPLIES: dict[int, tuple[WireAction, bytes, bytes]] = {}
+"""Per interned action (see :func:`protocol.parse.interned_action`), by identity: the action
+(kept, so that its id is not reused), then the bytes of its ``action`` message before and
+after the request id."""
+
+
+def encode_action(request_id: int, action: WireAction) -> bytes:
+    """``encode(ActionMsg(request_id, action))``, the bot's reply at every decision: for an
+    interned action (each one of a decoded request's ``legal``) from cached fragments.
+    Property-tested against :func:`encode`."""
+    cached = _REPLIES.get(id(action))
+    if cached is None:
+        try:
+            interned = interned_action(action.kind, action.card) is action
+        except TypeError:  # an unhashable field: not an action a request lists
+            interned = False
+        if not interned:
+            return encode(ActionMsg(request_id, action))
+        spec = describe(ActionMsg)
+        keys = spec.keys()
+        head = spec.header() + spec.type_prefix() + keys["request_id"]
+        cached = _REPLIES[id(action)] = (action, head, keys["action"] + _pack(to_wire(action)))
+    return cached[1] + _pack(request_id) + cached[2]
 
 
 # ------------------------------------------------------------------------ decoding

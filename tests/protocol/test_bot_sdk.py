@@ -295,6 +295,19 @@ def test_undecodable_referee_message(
     assert running.join() == ExitCode.PROTOCOL
 
 
+def test_a_multipart_referee_message_is_a_protocol_error(
+    referee: FakeReferee,
+    start_bot: Callable[..., BotThread],
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    running = start_bot(RandomBot())
+    referee.handshake()
+    referee.send_raw(encode(TYPICAL_REQUEST), b"", b"third")
+    assert referee.recv() == Bye(reason="protocol error: malformed")
+    assert running.join() == ExitCode.PROTOCOL
+    assert "expected 1 frame, got 3" in capfd.readouterr().err
+
+
 def test_missing_endpoint_or_token(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

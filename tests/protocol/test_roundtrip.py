@@ -7,17 +7,22 @@ from dataclasses import replace
 import msgpack
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from protocol.cards import ALL_CARDS
 from protocol.codec import (
     decode,
     decode_action,
     decode_bot_message,
     decode_referee_message,
     encode,
+    encode_action,
 )
 from protocol.errors import ErrorCode, SchemaError
 from protocol.examples import EXAMPLES, TYPICAL_REQUEST
+from protocol.parse import interned_action
 from protocol.schema import (
+    ACTION_KINDS,
     BOT_MESSAGE_TYPES,
     MESSAGE_CLASSES,
     REFEREE_MESSAGE_TYPES,
@@ -153,3 +158,27 @@ def test_action_fast_path_reads_every_meld_free_action(msg: Message) -> None:
         assert fast[1] is decode_bot_message(encode(msg)).action  # type: ignore[union-attr]
     else:
         assert fast is None
+
+
+@settings(max_examples=500)
+@given(
+    st.sampled_from(sorted(ACTION_KINDS)),
+    st.none() | st.sampled_from(sorted(ALL_CARDS)),
+    st.integers(0, 2**64 - 1),
+    messages,
+)
+def test_the_reply_writer_gives_the_bytes_of_encode(
+    kind: str, card: str | None, request_id: int, msg: Message
+) -> None:
+    """For the interned actions a decoded request lists (the cached path) and for any other
+    action (one a bot built itself, one with melds: the general path), ``encode_action``
+    gives the bytes of ``encode``."""
+    interned = interned_action(kind, card)
+    actions = [WireAction(kind, card)]  # equal to an interned one, or not valid: not cached
+    if interned is not None:
+        actions += [interned, interned]  # the first call caches it, the second reads it
+    if isinstance(msg, ActionMsg):
+        actions.append(msg.action)
+    for action in actions:
+        expected = encode(ActionMsg(request_id, action))
+        assert encode_action(request_id, action) == expected
