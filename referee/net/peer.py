@@ -10,6 +10,10 @@ chunk plus one frame for it, nor take more than its share of the loop:
   that exceeds it has its reading paused until it is back in credit, so the kernel's socket
   buffer fills and TCP pushes back on the sender.
 
+Reads go into one buffer per connection, kept (:class:`asyncio.BufferedProtocol`): a plain
+protocol's transport allocates 256 KiB for every read, which the C library maps and unmaps
+(``mmap``, ``mremap``, ``munmap`` and a fresh zeroed page at every decision).
+
 Writes go straight to the socket (asyncio writes at once when nothing is queued);
 ``send_buffer_bytes`` caps what may queue towards a peer that does not read.
 """
@@ -38,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 BATCH = 256  # frames parsed per connection per turn of the loop
 _READ_CHUNK = 262144
+_READ_BUFFER = 16384
+"""Bytes one read of the loop takes at most (a larger frame arrives over several reads)."""
 
 
 class Owner(Protocol):
@@ -79,7 +85,7 @@ class Owner(Protocol):
         ...
 
 
-class PeerProtocol(asyncio.Protocol):
+class PeerProtocol(asyncio.BufferedProtocol):
     """The protocol instance of one accepted connection (created by the transport)."""
 
     def __init__(self, owner: Owner, mechanism: Mechanism, address: str) -> None:
@@ -100,6 +106,8 @@ class PeerProtocol(asyncio.Protocol):
         self._credit = float(owner.config.frames_per_s)
         self._credit_time = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        self._read: memoryview | None = None
+        """The read buffer, made at the first read (a connection that never sends has none)."""
 
     # -- asyncio callbacks ---------------------------------------------------------------
 
@@ -124,7 +132,18 @@ class PeerProtocol(asyncio.Protocol):
             owner.config.handshake_timeout_ms / 1000, self.close, "no handshake in time", True
         )
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        """Where the loop reads the next bytes into (the same buffer every time)."""
+        if self._read is None:
+            self._read = memoryview(bytearray(_READ_BUFFER))
+        return self._read
+
+    def buffer_updated(self, nbytes: int) -> None:
+        """The loop read ``nbytes`` into the buffer: :meth:`data_received` them."""
+        assert self._read is not None  # the loop asked for it first
+        self.data_received(self._read[:nbytes])
+
+    def data_received(self, data: bytes | memoryview) -> None:
         """Buffer the bytes and parse what credit allows."""
         self.last_heard = self.owner.loop.time()
         self.arrived = self.owner.arrival()

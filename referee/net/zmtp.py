@@ -240,7 +240,7 @@ class ServerConnection:
         mech = self._mech.name.ljust(20, b"\x00")
         return SIGNATURE + b"\x03\x01" + mech + bytes((self._mech.as_server,)) + bytes(31)
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | memoryview) -> None:
         """Buffer bytes read from the peer (parse them with :meth:`events`)."""
         self._buf += data
 
