@@ -6,6 +6,7 @@ small functions translate in both directions. Wire forms of the interned actions
 
 from __future__ import annotations
 
+from protocol.parse import interned_action
 from protocol.schema import HandEnd, WireAction
 from referee.rules import (
     BIG_GIN,
@@ -67,8 +68,23 @@ def _card(text: str | None, kind: str) -> Card:
     return card
 
 
+_RULES: dict[int, tuple[WireAction, Action]] = {}
+"""The rules action of each interned wire action (:func:`protocol.parse.interned_action`, what
+a bot's meld-free reply decodes to), by identity, the wire action kept beside it."""
+
+
 def to_action(wire: WireAction) -> Action:
     """The rules action for a bot's wire action; raises ``RulesError`` naming the problem."""
+    cached = _RULES.get(id(wire))
+    if cached is not None:
+        return cached[1]
+    action = _to_action(wire)
+    if wire.melds is None and interned_action(wire.kind, wire.card) is wire:
+        _RULES[id(wire)] = (wire, action)
+    return action
+
+
+def _to_action(wire: WireAction) -> Action:
     kind = wire.kind
     if kind == "pass_upcard":
         return PASS_UPCARD
