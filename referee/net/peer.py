@@ -196,7 +196,8 @@ class PeerProtocol(asyncio.BufferedProtocol):
             self.close(f"protocol error: {err}", False)
             return
         self._credit -= used
-        self._flush()
+        if self.conn.outgoing:  # (a handshake reply, a PONG: rarely anything)
+            self._flush()
         if used >= budget and self.conn.buffered:
             self._pause(delay=0.0 if used == BATCH and self._credit >= 1 else 1 / rate)
         elif self._paused:
@@ -264,8 +265,10 @@ class PeerProtocol(asyncio.BufferedProtocol):
             return "send queue full"
         # A PONG boxed while parsing (the handler may send from inside a parse) goes first:
         # under CURVE each box takes the next nonce, and the peer drops any out of order.
-        self._flush()
-        transport.write(self.conn.wrap(payload))
+        conn = self.conn
+        if conn.outgoing:
+            self._flush()
+        transport.write(conn.wrap(payload))
         return ""
 
     def ping(self, ttl_deciseconds: int) -> None:
