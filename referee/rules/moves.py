@@ -9,7 +9,7 @@ hot path), and the frequent transitions build the next ``HandState`` tuple direc
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import cast
+from typing import Any
 
 from referee.rules.actions import (
     Action,
@@ -83,8 +83,7 @@ def _check_draw(state: HandState, action: Action) -> str | None:
     return None
 
 
-def _check_discard(state: HandState, action: Action) -> str | None:
-    action = cast(Discard | Knock, action)
+def _check_discard(state: HandState, action: Discard | Knock) -> str | None:
     if state.phase is not _P_DISCARD:
         return "draw a card first"
     card = action.card
@@ -175,9 +174,9 @@ def _apply_take(s: HandState, action: Action) -> HandState:
     ))  # fmt: skip
 
 
-def _apply_discard(s: HandState, action: Action) -> HandState:
+def _apply_discard(s: HandState, action: Discard) -> HandState:
     seat = s.to_act
-    index = cast(Discard, action).card.index
+    index = action.card.index
     keep = ~(1 << index)
     hands, known = s.hands, s.known
     if seat == 0:
@@ -195,8 +194,7 @@ def _apply_discard(s: HandState, action: Action) -> HandState:
     return after
 
 
-def _apply_knock(state: HandState, action: Action) -> HandState:
-    action = cast(Knock, action)
+def _apply_knock(state: HandState, action: Knock) -> HandState:
     seat = state.to_act
     kept = state.hands[seat] & ~(1 << action.card.index)
     result = resolve_knock(
@@ -234,7 +232,8 @@ def _apply_big_gin(state: HandState, action: Action) -> HandState:
     return state._replace(phase=_P_OVER, taken=-1, result=result)
 
 
-_CHECKS: dict[type, Callable[[HandState, Action], str | None]] = {
+# Each takes the action of its type (looked up by ``type(action)``), without a runtime cast.
+_CHECKS: dict[type, Callable[[HandState, Any], str | None]] = {
     PassUpcard: _check_pass,
     TakeDiscard: _check_take,
     DrawStock: _check_draw,
@@ -242,7 +241,7 @@ _CHECKS: dict[type, Callable[[HandState, Action], str | None]] = {
     Knock: _check_discard,
     BigGin: _check_big_gin,
 }
-_APPLY: dict[type, Callable[[HandState, Action], HandState]] = {
+_APPLY: dict[type, Callable[[HandState, Any], HandState]] = {
     PassUpcard: _apply_pass,
     TakeDiscard: _apply_take,
     DrawStock: _apply_draw,
