@@ -70,10 +70,10 @@ def _cards(v: Any, most: int) -> bool:
     """A tuple of at most ``most`` distinct card strings."""
     if type(v) is not tuple or len(v) > most:
         return False
-    for card in v:
-        if type(card) is not str or card not in CARD_SET:
-            return False
-    return len(set(v)) == len(v)
+    try:  # (only a str can equal a card string: no other unpacked value is in CARD_SET)
+        return CARD_SET.issuperset(v) and len(set(v)) == len(v)
+    except TypeError:  # an unhashable item (a map): not a card
+        return False
 
 
 def _action(v: Any) -> WireAction | None:

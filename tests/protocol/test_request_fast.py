@@ -6,11 +6,13 @@ from dataclasses import replace
 from typing import Any
 
 import msgpack
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol import codec, request_fast
 from protocol.codec import decode_referee_message, encode, unpack
+from protocol.errors import ProtocolError
 from protocol.examples import EXAMPLES, REQUEST_WITH_EVENTS, TYPICAL_REQUEST
 from protocol.parse import parse_message
 from protocol.request_fast import read_request
@@ -66,6 +68,25 @@ def test_what_the_fast_path_leaves_to_the_general_path() -> None:
     reordered = msgpack.packb(dict(reversed(list(wire.items()))))
     assert read_request(reordered) is None
     assert decode_referee_message(reordered) == REQUEST_WITH_EVENTS
+
+
+@pytest.mark.parametrize("field", ["hand", "discard_pile", "opponent_known"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ("As", "As"),  # a card twice
+        ("As", 1),  # not a string
+        ("As", "1s"),  # not a canonical card
+        ("As", {"card": "Td"}),  # a map (unhashable)
+        ("As", ("Td",)),  # an array
+    ],
+)
+def test_a_bad_card_list_is_left_to_the_general_path(field: str, bad: tuple[Any, ...]) -> None:
+    wire = wire_map(TYPICAL_REQUEST)
+    raw = msgpack.packb({**wire, "view": {**wire["view"], field: list(bad)}})
+    assert read_request(raw) is None
+    with pytest.raises(ProtocolError):
+        general(raw)
 
 
 HOSTILE = (
