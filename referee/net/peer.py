@@ -10,9 +10,12 @@ chunk plus one frame for it, nor take more than its share of the loop:
   that exceeds it has its reading paused until it is back in credit, so the kernel's socket
   buffer fills and TCP pushes back on the sender.
 
-Reads go into one buffer per connection, kept (:class:`asyncio.BufferedProtocol`): a plain
-protocol's transport allocates 256 KiB for every read, which the C library maps and unmaps
-(``mmap``, ``mremap``, ``munmap`` and a fresh zeroed page at every decision).
+Reads go into one buffer that the transport keeps for all its connections
+(:class:`asyncio.BufferedProtocol`, :data:`READ_BUFFER` bytes), from which each read is copied
+at once into its connection's frame buffer: a plain protocol's transport allocates 256 KiB for
+every read, which the C library maps and unmaps (``mmap``, ``mremap``, ``munmap`` and a fresh
+zeroed page at every decision), and a buffer per connection would hold 16 KiB for each of
+thousands of connections.
 
 Writes go straight to the socket (asyncio writes at once when nothing is queued);
 ``send_buffer_bytes`` caps what may queue towards a peer that does not read.
@@ -42,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 BATCH = 256  # frames parsed per connection per turn of the loop
 _READ_CHUNK = 262144
-_READ_BUFFER = 16384
+READ_BUFFER = 16384
 """Bytes one read of the loop takes at most (a larger frame arrives over several reads)."""
 
 
@@ -51,6 +54,9 @@ class Owner(Protocol):
 
     config: TransportConfig
     stats: TransportStats
+    read_buffer: memoryview
+    """Where every connection's reads land (:data:`READ_BUFFER` bytes, one per transport):
+    each read is copied into its connection's frame buffer at once."""
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -106,8 +112,6 @@ class PeerProtocol(asyncio.BufferedProtocol):
         self._credit = float(owner.config.frames_per_s)
         self._credit_time = 0.0
         self._timer: asyncio.TimerHandle | None = None
-        self._read: memoryview | None = None
-        """The read buffer, made at the first read (a connection that never sends has none)."""
 
     # -- asyncio callbacks ---------------------------------------------------------------
 
@@ -133,15 +137,12 @@ class PeerProtocol(asyncio.BufferedProtocol):
         )
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        """Where the loop reads the next bytes into (the same buffer every time)."""
-        if self._read is None:
-            self._read = memoryview(bytearray(_READ_BUFFER))
-        return self._read
+        """Where the loop reads the next bytes into: the transport's one read buffer."""
+        return self.owner.read_buffer
 
     def buffer_updated(self, nbytes: int) -> None:
         """The loop read ``nbytes`` into the buffer: :meth:`data_received` them."""
-        assert self._read is not None  # the loop asked for it first
-        self.data_received(self._read[:nbytes])
+        self.data_received(self.owner.read_buffer[:nbytes])  # copied out by ``feed``
 
     def data_received(self, data: bytes | memoryview) -> None:
         """Buffer the bytes and parse what credit allows."""

@@ -45,7 +45,7 @@ from collections.abc import Callable
 
 from referee.net.budget import ACCEPT_BACKLOG, connection_kind, descriptor_budget
 from referee.net.ipc import PrivateIpc
-from referee.net.peer import PeerProtocol
+from referee.net.peer import READ_BUFFER, PeerProtocol
 from referee.net.turns import LoopTurns, turns_of
 from referee.net.types import (
     CurveServerKeys,
@@ -87,6 +87,8 @@ class RouterTransport:
         here on, and serves it if ``config.local_ipc`` asks for one); else ``start`` binds one."""
         self.config = config
         self.stats = TransportStats()
+        self.read_buffer = memoryview(bytearray(READ_BUFFER))
+        """Where every connection's reads land (see :mod:`.peer`)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._servers: list[asyncio.Server] = []
         self._endpoint = self._local_endpoint = ""

@@ -19,8 +19,9 @@ import pytest
 import pytest_asyncio
 import zmq
 
+from bench.zmtp_client import ZmtpClient, frame
 from referee.net.budget import ACCEPT_BACKLOG, DESCRIPTOR_RESERVE, descriptor_budget
-from referee.net.peer import PeerProtocol
+from referee.net.peer import READ_BUFFER, PeerProtocol
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import (
     Incoming,
@@ -541,3 +542,30 @@ def test_a_lost_connection_is_named_for_what_the_peer_did(
     conn = PeerProtocol(Owner(), NULL, "127.0.0.1")  # type: ignore[arg-type]
     conn.connection_lost(exc)
     assert lost == [reason]
+
+
+@pytest.mark.asyncio
+async def test_connections_share_one_read_buffer_and_keep_their_own_bytes() -> None:
+    """Every read lands in the transport's one buffer and is copied out at once: frames that
+    arrive in pieces, interleaved with another connection's, reach the handler whole, and
+    from the connection that sent them."""
+    async with RouterTransport(TransportConfig()) as t:
+        a = await ZmtpClient.connect(t.endpoint)
+        b = await ZmtpClient.connect(t.endpoint)
+        try:
+            big = bytes(range(256)) * 100  # 25,600 bytes: more than one read buffer
+            a_frame, b_frame = frame(big), frame(b"b's whole message")
+            a.send_raw(a_frame[:1000])
+            await a.writer.drain()
+            b.send_raw(b_frame)
+            await b.writer.drain()
+            got_b = await recv1(t)
+            assert got_b.payload == b"b's whole message"
+            a.send_raw(a_frame[1000:])
+            await a.writer.drain()
+            got_a = await recv1(t)
+            assert got_a.payload == big and got_a.peer != got_b.peer
+            assert len(t.read_buffer) == READ_BUFFER < len(big)
+        finally:
+            await a.close()
+            await b.close()
