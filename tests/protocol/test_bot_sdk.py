@@ -320,35 +320,32 @@ def test_missing_endpoint_or_token(
     assert "GIN_REFEREE_TOKEN" in err
 
 
+def hello_then_end(referee: FakeReferee, running: BotThread) -> Hello:
+    """The bot's hello; then ``match_end``, to which it says ``bye`` and exits cleanly."""
+    try:
+        hello = referee.handshake()
+        referee.send(EXAMPLES["match_end"])
+        assert isinstance(referee.recv(), Bye)
+    finally:
+        if running.thread.is_alive() and referee.peer is not None:
+            referee.send(Bye())
+        assert running.join() == ExitCode.OK
+    return hello
+
+
 def test_run_bot_main_reads_arguments_and_environment(
     referee: FakeReferee, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GIN_REFEREE_TOKEN", "from-env")
     argv = ["--endpoint", referee.endpoint, "--recv-timeout-ms", str(WAIT_MS)]
-    running = BotThread(lambda: run_bot_main(RandomBot(), "argv-bot", argv))
-    try:
-        hello = referee.handshake()
-        assert (hello.name, hello.token, hello.inline_events) == ("argv-bot", "from-env", True)
-        referee.send(EXAMPLES["match_end"])
-        assert isinstance(referee.recv(), Bye)
-    finally:
-        if running.thread.is_alive() and referee.peer is not None:
-            referee.send(Bye())
-        assert running.join() == ExitCode.OK
+    hello = hello_then_end(referee, BotThread(lambda: run_bot_main(RandomBot(), "argv-bot", argv)))
+    assert (hello.name, hello.token, hello.inline_events) == ("argv-bot", "from-env", True)
 
 
 def test_run_bot_main_passes_inline_events_on(referee: FakeReferee) -> None:
     argv = ["--endpoint", referee.endpoint, "--token", "t", "--recv-timeout-ms", str(WAIT_MS)]
     running = BotThread(lambda: run_bot_main(RandomBot(), "plain", argv, inline_events=False))
-    try:
-        hello = referee.handshake()
-        assert hello.inline_events is False
-        referee.send(EXAMPLES["match_end"])
-        assert isinstance(referee.recv(), Bye)
-    finally:
-        if running.thread.is_alive() and referee.peer is not None:
-            referee.send(Bye())
-        assert running.join() == ExitCode.OK
+    assert hello_then_end(referee, running).inline_events is False
 
 
 def test_run_bot_main_without_options_reads_the_environment_only(
@@ -357,15 +354,8 @@ def test_run_bot_main_without_options_reads_the_environment_only(
     monkeypatch.setenv("GIN_REFEREE_ENDPOINT", referee.endpoint)
     monkeypatch.setenv("GIN_REFEREE_TOKEN", "env-token")
     running = BotThread(lambda: run_bot_main(RandomBot(), "env-bot", [], inline_events=False))
-    try:
-        hello = referee.handshake()
-        assert (hello.name, hello.token, hello.inline_events) == ("env-bot", "env-token", False)
-        referee.send(EXAMPLES["match_end"])
-        assert isinstance(referee.recv(), Bye)
-    finally:
-        if running.thread.is_alive() and referee.peer is not None:
-            referee.send(Bye())
-        assert running.join() == ExitCode.OK
+    hello = hello_then_end(referee, running)
+    assert (hello.name, hello.token, hello.inline_events) == ("env-bot", "env-token", False)
 
 
 def test_random_bot_is_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
