@@ -18,13 +18,13 @@ endpoint); a remote seat gets its token from the hub as before.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.match.config import MatchConfig
+from referee.match.tokens import new_token
 from referee.net import sandbox
 from referee.net.ipc import PrivateIpc
 from referee.net.spawn import BotStartError, Spawned, spawn
@@ -98,7 +98,7 @@ def start_early(
                 early.seeds.append(None)
                 early.started.append(None)
                 continue
-            token = spec.token or secrets.token_urlsafe(18)
+            token = spec.token or new_token()
             seed = config.deal.bot_seed(f"{config.match_id}/{seat}")
             early.tokens.append(token)
             early.seeds.append(seed)

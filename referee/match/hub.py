@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 
 from protocol.codec import decode_bot_message, encode
 from protocol.errors import ErrorCode, ProtocolError
@@ -42,6 +41,7 @@ from referee.match.endpoint import Transport
 from referee.match.outbox import error_bytes
 from referee.match.rejects import REJECT_LOG_INTERVAL, RejectLog, ReplyQuota
 from referee.match.seat import SeatLink
+from referee.match.tokens import new_token
 from referee.net.keys import KeyRing
 from referee.net.transport import Incoming
 
@@ -132,7 +132,7 @@ class Hub:
         ``public_key``: the token is accepted only from a connection authenticated with it
         (a registered token keeps the key it was registered with).
         """
-        token = token or secrets.token_urlsafe(18)
+        token = token or new_token()
         if token in self._by_token or (token in self._used and not reusable):
             raise ValueError("token already issued")
         self._used.discard(token)
