@@ -91,8 +91,8 @@ class _Held(logging.Handler):
 
 
 def hold_records() -> None:
-    """Keep what is logged from now until :func:`configure`, which then logs it (with its
-    original time): a match starts its bots before it configures its log, which needs
+    """Keep what is logged from now until :func:`configure`, which then logs it (stamped
+    then): a match starts its bots before it configures its log, which needs
     structlog, so that their start overlaps that import (docs/performance.md, "Start-up")."""
     logging.getLogger().addHandler(_Held())
 

@@ -11,6 +11,7 @@ way it owns the endpoint from then on and removes the directory when it closes.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -24,14 +25,10 @@ __all__ = ["PrivateIpc"]
 logger = logging.getLogger(__name__)
 
 
-_warned: set[str] = set()
-
-
+@functools.cache
 def _warn_once(message: str) -> None:
     """Log ``message`` the first time only: a match that tried before its loop tries again."""
-    if message not in _warned:
-        _warned.add(message)
-        logger.warning("%s", message)
+    logger.warning("%s", message)
 
 
 class PrivateIpc:

@@ -141,7 +141,7 @@ async def test_where_no_ipc_socket_can_be_bound_local_bots_play_over_tcp_warned_
     deep = tmp_path / ("d" * 110)  # a unix socket's path holds at most 107 bytes
     deep.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
-    monkeypatch.setattr(ipc, "_warned", set())
+    ipc._warn_once.cache_clear()
     sockets = noted_sockets(monkeypatch)
     result = await play(GREEDY, RANDOM, tmp_path / "out")
     assert result.error is None and result.games_played == 1
