@@ -28,6 +28,7 @@ __all__ = [
     "curve_transport",
     "last_lines",
     "local_bot_keys",
+    "referee_env",
     "sandbox_level",
     "seated",
     "start_bot",
@@ -107,6 +108,17 @@ def command_name(argv: Sequence[str]) -> str:
     return Path(last).stem or argv[0]
 
 
+def referee_env(
+    endpoint: str, token: str, seed: str | None, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The variables the referee gives a bot it starts: its endpoint, its seat's token and
+    seed (docs/protocol.md), and ``extra`` (e.g. :func:`curve_env`)."""
+    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": token, **(extra or {})}
+    if seed is not None:
+        env["GIN_BOT_SEED"] = seed
+    return env
+
+
 def seated(link: SeatLink, started: BotProcess | BotStartError) -> BotProcess | None:
     """The seat's started bot, or None after recording its start failure as a startup fault."""
     if isinstance(started, BotStartError):
@@ -130,9 +142,7 @@ async def start_bot(
     it empty."""
     from referee.net.process import BotProcess
 
-    env = {"GIN_REFEREE_ENDPOINT": endpoint, "GIN_REFEREE_TOKEN": link.token, **(extra_env or {})}
-    if link.seed is not None:
-        env["GIN_BOT_SEED"] = link.seed
+    env = referee_env(endpoint, link.token, link.seed, extra_env)
     try:
         return await BotProcess.start(
             command, env=env, stderr_path=stderr_path, hide=() if hide is None else (str(hide),)

@@ -21,16 +21,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from referee.match.bots import BotSpec, referee_env
 from referee.match.config import MatchConfig
 from referee.match.tokens import new_token
 from referee.net import sandbox
 from referee.net.ipc import PrivateIpc
 from referee.net.spawn import BotStartError, Spawned, spawn
-
-if TYPE_CHECKING:
-    from referee.match.bots import BotSpec
 
 __all__ = ["EarlyStart", "can_start_early", "seat_stderr", "start_early"]
 
@@ -102,11 +99,7 @@ def start_early(
             seed = config.deal.bot_seed(f"{config.match_id}/{seat}")
             early.tokens.append(token)
             early.seeds.append(seed)
-            env = {
-                "GIN_REFEREE_ENDPOINT": ipc.endpoint,
-                "GIN_REFEREE_TOKEN": token,
-                "GIN_BOT_SEED": seed,
-            }
+            env = referee_env(ipc.endpoint, token, seed)
             try:
                 level = sandbox.resolve(spec.command.sandbox)
                 early.started.append(spawn(spec.command, level=level, env=env, hide=hide))
