@@ -30,8 +30,10 @@ Every game starts two Python bot processes, so these series are measured and lab
 - ``amortised_tcp`` (with ``--tcp``): the amortised series with the bots on TCP loopback
   instead of the referee's private ipc:// endpoint;
 - ``control`` (unless ``--no-control``): the same bots, as many pairs as amortised games ran
-  at once (``min(level, games)``), each pair answering as many requests as those games' mean
-  decisions (so the bots' start-up is amortised alike), driven by :mod:`bench.raw_referee`,
+  at once (``min(level, games)``) playing the same games: each pair answers as many requests
+  as one of those games had decisions, then goes on with the next game left, as the
+  tournament's slots do (so the bots' start-up is amortised alike and the run ends with the
+  same tail of fewer games), driven by :mod:`bench.raw_referee`,
   a do-nothing referee (one blocking ROUTER, no rules): the cost of merely routing the
   messages, which a real referee can only approach;
 - ``floor`` (with the control): the same do-nothing loop on the referee's own transport
@@ -209,12 +211,14 @@ def measure(
     undone = [row.spec.game_id for row in rows if row.status != "done" or row.result is None]
     if undone:
         raise RuntimeError(f"concurrency {config.concurrency}: games not played: {undone}")
-    decisions = sum(sum(row.result["decisions"]) for row in rows if row.result is not None)
+    lengths = [sum(row.result["decisions"]) for row in rows if row.result is not None]
+    decisions = sum(lengths)
     level = config.concurrency
     return {
         "concurrency": level,
         "games": len(rows),
         "decisions": decisions,
+        "game_decisions": lengths,
         **cpu_figures(referee, bots, decisions, seconds),
         "cores_used": round((referee + bots) / seconds, 2),
         "referee_cores": round(referee / seconds, 2),
@@ -364,15 +368,18 @@ def main() -> None:
     print(json.dumps(result, indent=2))
 
 
-def control_shape(level: int, amortised: list[list[dict[str, Any]]] | None) -> tuple[int, int]:
-    """Pairs and requests per pair for the control at ``level``: as many pairs as amortised
-    games actually ran at once and as many requests per pair as those games' mean decisions
-    (so bot start-up is amortised alike), from this round's amortised row at this level;
-    ``level`` pairs of :data:`CONTROL_DECISIONS` without that series."""
+def control_shape(
+    level: int, amortised: list[list[dict[str, Any]]] | None
+) -> tuple[int, int | list[int]]:
+    """Pairs and their work for the control at ``level``: from this round's amortised row at
+    this level, as many pairs as those games ran at once and the games' own lengths (each
+    pair answers as many requests as a game had decisions, and goes on with the next game
+    left, as the tournament's slots do), so the control plays the same workload, its tail
+    included; ``level`` pairs of :data:`CONTROL_DECISIONS` without that series."""
     if not amortised or not amortised[-1] or amortised[-1][-1]["concurrency"] != level:
         return level, CONTROL_DECISIONS
     row = amortised[-1][-1]
-    return min(level, row["games"]), max(1000, row["decisions"] // row["games"])
+    return min(level, row["games"]), list(row["game_decisions"])
 
 
 if __name__ == "__main__":

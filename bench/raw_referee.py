@@ -27,7 +27,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -56,12 +56,20 @@ def _spawn(argv: list[str], endpoint: str, token: str) -> subprocess.Popen[bytes
 
 
 class _Pairs:
-    """Who is who, and what to send next: each pair alternates answering ``request``."""
+    """Who is who, and what to send next: each pair alternates answering ``request``.
 
-    def __init__(self, pairs: int, decisions: int, request: bytes, match_end: bytes) -> None:
+    ``games`` are the lengths (answered requests) of the games to play, in order: each pair
+    starts with the next one and, when it is done, goes on with the next one left (its bots
+    kept, as a tournament keeps them), until none is left; then both its bots get ``match_end``.
+    """
+
+    def __init__(self, pairs: int, games: Sequence[int], request: bytes, match_end: bytes) -> None:
+        if not 0 < pairs <= len(games) or min(games) < 1:
+            raise ValueError(f"{pairs} pairs cannot play games of lengths {list(games)}")
         self.peers: dict[int, list[bytes]] = {pair: [b"", b""] for pair in range(pairs)}
         self.seat_of: dict[bytes, tuple[int, int]] = {}
-        self.left = [decisions] * pairs
+        self.left = list(games[:pairs])
+        self.queue = list(reversed(games[pairs:]))
         self.finished = 0
         self.request, self.match_end = request, match_end
 
@@ -77,7 +85,9 @@ class _Pairs:
             return [(first, self.request)] if first and second else []
         pair, seat = known
         self.left[pair] -= 1
-        if self.left[pair] == 0:
+        if self.left[pair] == 0 and self.queue:
+            self.left[pair] = self.queue.pop()
+        elif self.left[pair] == 0:
             self.finished += 1
             return [(other, self.match_end) for other in self.peers[pair]]
         return [(self.peers[pair][1 - seat], self.request)]
@@ -92,6 +102,8 @@ async def _serve_with_referee_transport(
     pairs = len(pairing.left)
 
     def handler(incoming: Incoming) -> None:
+        if incoming.peer not in pairing.seat_of:  # a hello: admitted, as the hub admits a
+            transport.admit(incoming.peer)  # bot's (else dropped after admit_timeout_ms)
         for target, data in pairing.on_message(incoming.peer, incoming.payload):
             transport.send(target, data)
         if pairing.finished == pairs and not done.done():
@@ -128,12 +140,13 @@ def _serve_blocking(endpoint: str, pairing: _Pairs, spawn: Callable[[str], None]
 
 def run(
     pairs: int,
-    decisions: int,
+    decisions: int | Sequence[int],
     bot: str = INSTANT,
     endpoint: str = "tcp://127.0.0.1",
     transport: str = "blocking",
 ) -> dict[str, Any]:
-    """Play ``pairs`` pairs of bots at once, ``decisions`` answered requests per pair.
+    """Play ``pairs`` pairs of bots at once, ``decisions`` answered requests per pair, or,
+    given a game length per game, those games, ``pairs`` at a time (see :class:`_Pairs`).
 
     Returns decisions/s over the wall time (bot start-up included, as in the tournament's
     amortised series), this process's share of the CPU used, and both per decision in µs.
@@ -142,7 +155,8 @@ def run(
     """
     request = encode(replace(REQUEST_WITH_EVENTS, request_id=1))
     match_end = encode(MatchEnd("draw", (0, 0), (0, 0), "normal", None))
-    pairing = _Pairs(pairs, decisions, request, match_end)
+    games = [decisions] * pairs if isinstance(decisions, int) else list(decisions)
+    pairing = _Pairs(pairs, games, request, match_end)
     argv = shlex.split(bot)
     procs: list[subprocess.Popen[bytes]] = []
 
@@ -169,7 +183,7 @@ def run(
     seconds = time.perf_counter() - start
     referee = cpu_seconds(resource.RUSAGE_SELF) - self0
     bots = cpu_seconds(resource.RUSAGE_CHILDREN) - children0
-    total = pairs * decisions
+    total = sum(games)
     return {"concurrency": pairs, "decisions": total, **cpu_figures(referee, bots, total, seconds)}
 
 

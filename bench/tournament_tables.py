@@ -83,7 +83,7 @@ def control_table(
         "referee's transport), vs amortised]",
         f"{'conc':>6} {'ctl dec/s':>10} {'ref dec/s':>10} {'ratio':>6} {'ctl ref%':>8} "
         f"{'floor%':>7} {'ref%':>6} {'ctl us':>7} {'floor us':>8} {'ref us':>7} "
-        f"{'ctl bots':>8} {'bots us':>8}",
+        f"{'ctl bots':>8} {'bots us':>8}  ratio per round",
     ]
     by_level = {row["concurrency"]: row for row in referee}
     floor_by_level = {row["concurrency"]: row for row in floor}
@@ -98,6 +98,19 @@ def control_table(
             f"{100 * ref['referee_cpu_share']:>6.1f} "
             f"{row['referee_us_per_decision']:>7.0f} {low['referee_us_per_decision']:>8.0f} "
             f"{ref['referee_us_per_decision']:>7.0f} "
-            f"{row['bots_us_per_decision']:>8.0f} {ref['bots_us_per_decision']:>8.0f}"
+            f"{row['bots_us_per_decision']:>8.0f} {ref['bots_us_per_decision']:>8.0f}  "
+            f"{round_ratios(ref, row)}"
         )
     return "\n".join(lines)
+
+
+def round_ratios(referee: dict[str, Any], control: dict[str, Any]) -> str:
+    """The referee/control ratio of each round (both series ran in the same round, one after
+    the other), as ``median [min-max]``."""
+    ratios = [
+        ref / ctl
+        for ref, ctl in zip(
+            referee["decisions_per_s_rounds"], control["decisions_per_s_rounds"], strict=True
+        )
+    ]
+    return f"{statistics.median(ratios):.2f} [{min(ratios):.2f}-{max(ratios):.2f}]"
