@@ -69,6 +69,7 @@ AFTER_THE_BOTS_START = (
     "referee.match.record",
     "protocol.codec",
     "protocol.schema",
+    "referee.rules.cards",
     "referee.rules.state",
     "referee.rules.moves",
     "referee.match.runner",

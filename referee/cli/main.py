@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from referee.cli.inputs import free_out, match_inputs
 from referee.cli.keys import add_commands as add_key_commands
@@ -29,6 +29,7 @@ from referee.cli.logs import (
     hold_records,
 )
 from referee.cli.parsers import (
+    OneCommand,
     add_check_command,
     add_feed_options,
     add_match_command,
@@ -59,11 +60,15 @@ EXIT_INTERNAL = 70
 LOGGER = logging.getLogger(__name__)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; for ``argv`` that names a command first, with only that
+    command's options (:class:`~referee.cli.parsers.OneCommand`)."""
+    words = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(
         prog="gin-referee", description="Referee for two-player Gin Rummy bots over ZeroMQ."
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    every = parser.add_subparsers(dest="command", required=True)
+    sub: Any = every if not words else OneCommand(every, words[0])
     add_match_command(sub)
     d = sub.add_parser("demo", help="a match between the sample bots (greedy vs random)")
     d.add_argument("--games", type=int, default=10, help="games to play (default 10)")
@@ -95,6 +100,8 @@ def _parser() -> argparse.ArgumentParser:
     add_feed_options(r)
     add_check_command(sub)
     add_view_commands(sub)
+    if isinstance(sub, OneCommand) and not sub.found:  # a typo, or --help: every command
+        return _parser(())
     return parser
 
 
@@ -217,7 +224,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = _parser()
+    parser = _parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -266,7 +273,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         python = sys.executable
         out = free_out(Path("runs/demo")) if args.out is None else args.out
-        args = _parser().parse_args(
+        args = _parser(["match"]).parse_args(
             [
                 "match",
                 f"{python} -m sample_bots.greedy_bot",

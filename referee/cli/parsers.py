@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from referee.cli.keys import add_security_options
 from referee.cli.logs import add_log_options
@@ -21,6 +22,7 @@ from referee.net.sandbox import SANDBOX_CHOICES
 from referee.tournament.defaults import ELO_MODELS, LEASE_SECONDS, STORE_ENV
 
 __all__ = [
+    "OneCommand",
     "add_check_command",
     "add_feed_options",
     "add_match_command",
@@ -29,6 +31,33 @@ __all__ = [
     "add_worker_commands",
     "positive_seconds",
 ]
+
+
+class OneCommand:
+    """Subcommands on which only ``command``'s options are built; every other command's
+    :meth:`add_parser` returns a stand-in that ignores its options. Building all of them (each
+    option makes a help formatter, each parser looks its messages' translations up) takes
+    longer than parsing a match's line: a match's bots would start that much later
+    (docs/performance.md, "Start-up"). :attr:`found` says whether ``command`` was one."""
+
+    def __init__(self, sub: argparse._SubParsersAction[argparse.ArgumentParser], command: str):
+        self._sub = sub
+        self._command = command
+        self.found = False
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        """The command's parser if it is ``command``, else a stand-in."""
+        if name != self._command:
+            return cast(argparse.ArgumentParser, _Ignored())
+        self.found = True
+        return self._sub.add_parser(name, **kwargs)
+
+
+class _Ignored:
+    """A parser's stand-in: every call is accepted and does nothing."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Ignored]:
+        return lambda *args, **kwargs: self
 
 
 class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
