@@ -97,7 +97,12 @@ def add_match_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="resolution of timeouts, bad messages and illegal moves",
     )
     m.add_argument("--strikes", type=int, default=3, help="strikes that forfeit (strike policy)")
-    m.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint to bind (port 0 = any)")
+    m.add_argument(
+        "--bind",
+        default="tcp://127.0.0.1:0",
+        help="endpoint to bind (port 0 = any) for remote seats and --local-transport tcp; a "
+        "match of local bots on their private ipc socket binds none",
+    )
     add_security_options(m, remote_key=True)
     m.add_argument(
         "--local-transport",
