@@ -38,6 +38,12 @@ line of ``referee.log.jsonl``):
 
 Prints the median [min-max] of each over the rounds as JSON. ``python -X importtime -c "import
 referee.cli.main"`` shows the imports one by one.
+
+``--against VENV:CHECKOUT`` (e.g. ``/var/tmp/venv-main:/tmp/main``, a venv with that checkout
+installed by ``pip install -e``) times only ``match``, this checkout's and that one's, in
+alternate order every round, and prints each one's median [min-max] wall time and CPU time
+(the command and its bots) and the ratio of the two within each round: an A/B comparison of
+two versions on the same machine at the same time.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -131,11 +138,57 @@ def shown(values: list[float]) -> str:
     return f"{statistics.median(values):.3f} s [{min(values):.3f}-{max(values):.3f}]"
 
 
+def timed(argv: list[str], cwd: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and the children it waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return seconds, cpu
+
+
+THIS, OTHER = "this checkout", "--against"
+
+
+def compare(rounds: int, against: str) -> dict[str, object]:
+    """``match`` of this checkout and of ``against`` (``VENV:CHECKOUT``), in turn."""
+    venv, _, checkout = against.partition(":")
+    sides = {THIS: (str(Path(PY).parent.parent), os.getcwd()), OTHER: (venv, checkout)}
+    walls: dict[str, list[float]] = {name: [] for name in sides}
+    cpus: dict[str, list[float]] = {name: [] for name in sides}
+    load = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory() as tmp:
+        for number in range(rounds):
+            for name in list(sides)[:: 1 if number % 2 == 0 else -1]:
+                home, cwd = sides[name]
+                py = f"{home}/bin/python"
+                bots = [f"{py} sample_bots/greedy_bot.py", f"{py} sample_bots/random_bot.py"]
+                argv = [f"{home}/bin/gin-referee", "match", *bots, *SHORT]
+                seconds, cpu = timed([*argv, "--out", f"{tmp}/{name}{number}"], cwd)
+                walls[name].append(seconds)
+                cpus[name].append(cpu)
+        load.append(os.getloadavg()[0])
+    ratios = [a / b for a, b in zip(walls[THIS], walls[OTHER], strict=True)]
+    report: dict[str, object] = {name: shown(walls[name]) for name in sides}
+    report |= {f"{name}, CPU": shown(cpus[name]) for name in sides}
+    report[f"{THIS} / {OTHER}, per round"] = (
+        f"{statistics.median(ratios):.3f} [{min(ratios):.3f}-{max(ratios):.3f}]"
+    )
+    report["load average (1 min), start and end"] = f"{load[0]:.2f}, {load[1]:.2f}"
+    return report
+
+
 def main() -> None:
     """Interleaved rounds; medians and ranges as JSON."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--against", metavar="VENV:CHECKOUT", default=None)
     args = parser.parse_args()
+    if args.against is not None:
+        print(json.dumps(compare(args.rounds, args.against), indent=2))
+        return
     times: dict[str, list[float]] = {}
     parts: dict[str, list[float]] = {}
     load = [os.getloadavg()[0]]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
 import os
 import signal
@@ -128,7 +130,29 @@ def test_bad_flags_are_named(
 
 def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tournement"]) == 2
-    assert "invalid choice" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "invalid choice: 'tournement'" in err
+    assert "'match'" in err and "'tournament'" in err  # every command is listed
+
+
+cli_main = importlib.import_module("referee.cli.main")  # the package's ``main`` is the function
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, list[tuple[str, ...]]]:
+    """Each command's options (their flags, or the positional's name) in ``parser``."""
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {
+        name: [tuple(a.option_strings) or (a.dest,) for a in command._actions]
+        for name, command in subs.choices.items()
+    }
+
+
+def test_a_command_line_builds_its_own_commands_options_alone_and_the_same() -> None:
+    every = _options(cli_main._parser(["--help"]))
+    assert {"match", "demo", "tournament", "replay", "keygen", "check", "view"} <= set(every)
+    for name, options in every.items():
+        assert _options(cli_main._parser([name, "x"])) == {name: options}
+    assert _options(cli_main._parser(["tournement"])) == every  # a typo: all, to list them
 
 
 def _pids_with(marker: str) -> list[int]:

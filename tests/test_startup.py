@@ -69,6 +69,7 @@ AFTER_THE_BOTS_START = (
     "referee.match.record",
     "protocol.codec",
     "protocol.schema",
+    "referee.rules.cards",
     "referee.rules.state",
     "referee.rules.moves",
     "referee.match.runner",
@@ -134,6 +135,7 @@ assert main({argv!r}) == 0, "the match failed"
     assert len(at_spawns) == 2  # both bots
     assert loaded(at_spawns[1], (*AFTER_THE_BOTS_START, "asyncio", "structlog")) == []
     assert {*AFTER_THE_BOTS_START, "asyncio", "structlog"} <= after  # imported after both
+    assert loaded(after, ("nacl", "referee.net.curve")) == []  # no TCP endpoint, no keys
 
 
 def test_a_played_match_imports_nothing_of_the_other_commands(tmp_path: Path) -> None:

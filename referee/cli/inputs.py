@@ -1,18 +1,22 @@
 """The ``match`` command's inputs from the command line: its configuration, its two bots
-(with the sandbox, limits and remote keys asked for) and the referee's CURVE pair, all checked
-before anything is written to ``--out`` (a ValueError names what is wrong: exit 2)."""
+(with the sandbox, limits and remote keys asked for) and, with a remote seat, the referee's
+CURVE pair, all checked before anything is written to ``--out`` (a ValueError names what is
+wrong: exit 2)."""
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee.cli.keys import remote_keys, server_keys
 from referee.match import BotSpec, FaultPolicy, MatchConfig, TimeControl
-from referee.net.keys import KeyPair
 from referee.net.limits import Limits
 from referee.rules import RuleSet
+
+if TYPE_CHECKING:
+    from referee.net.keys import KeyPair
 
 __all__ = ["check_bind", "check_fresh_out", "free_out", "match_inputs"]
 
@@ -54,8 +58,11 @@ def with_keys(args: argparse.Namespace, specs: tuple[BotSpec, BotSpec]) -> tuple
 def match_inputs(
     args: argparse.Namespace,
 ) -> tuple[MatchConfig, tuple[BotSpec, BotSpec], KeyPair | None]:
-    """The match's configuration, bots and the referee's CURVE pair from the command line
-    (ValueError: bad usage, found before anything is written to ``--out``)."""
+    """The match's configuration, bots and, with a remote seat, the referee's long-term CURVE
+    pair (:func:`server_keys`) from the command line (ValueError: bad usage, found before
+    anything is written to ``--out``). Without one the pair is None: a match of local bots
+    makes a throw-away pair only if it binds a TCP endpoint, once its bots are started
+    (``binds_endpoint``)."""
     config = MatchConfig(
         rules=RuleSet.preset(args.rules),
         games=args.games,
@@ -84,7 +91,8 @@ def match_inputs(
     if args.out is not None:
         check_fresh_out(args.out, config.match_id)
     remote = any(spec.command is None for spec in specs)
-    return config, (keyed[0], keyed[1]), server_keys(args, remote=remote, warn=False)
+    curve = server_keys(args, remote=True, warn=False) if remote else None
+    return config, (keyed[0], keyed[1]), curve
 
 
 def check_bind(bind: str) -> None:

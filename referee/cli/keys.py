@@ -4,7 +4,8 @@
 Every ``tcp://`` endpoint requires CURVE unless ``--insecure`` is given. The referee's
 long-term key pair (docs/security.md, "Network boundary") is loaded, or created on first use,
 only when remote bots must know it in advance; a run whose TCP endpoint serves only bots the
-referee starts itself uses a throw-away pair.
+referee starts itself uses a throw-away pair (and a ``match`` of local bots on its private
+``ipc://`` socket binds no TCP endpoint, and asks for no pair).
 """
 
 from __future__ import annotations

@@ -16,17 +16,12 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from referee.cli.inputs import free_out, match_inputs
 from referee.cli.keys import add_commands as add_key_commands
-from referee.cli.keys import (
-    add_security_options,
-    run_keygen,
-    warn_insecure,
-)
+from referee.cli.keys import run_keygen, server_keys, warn_insecure
 from referee.cli.logs import (
-    add_log_options,
     check_log_options,
     configure,
     configure_cli,
@@ -34,8 +29,10 @@ from referee.cli.logs import (
     hold_records,
 )
 from referee.cli.parsers import (
+    OneCommand,
     add_check_command,
     add_feed_options,
+    add_match_command,
     add_tournament_commands,
     add_view_commands,
     add_worker_commands,
@@ -43,15 +40,17 @@ from referee.cli.parsers import (
 from referee.match import (
     BotSpec,
     EarlyStart,
-    FaultPolicy,
     MatchConfig,
     MatchResult,
+    binds_endpoint,
     can_start_early,
     parse_key,
     start_early,
 )
-from referee.net.keys import KeyPair
-from referee.net.sandbox import SANDBOX_CHOICES, probe_soon
+from referee.net.sandbox import probe_soon
+
+if TYPE_CHECKING:
+    from referee.net.keys import KeyPair
 
 __all__ = ["main", "run"]
 
@@ -61,77 +60,16 @@ EXIT_INTERNAL = 70
 LOGGER = logging.getLogger(__name__)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; for ``argv`` that names a command first, with only that
+    command's options (:class:`~referee.cli.parsers.OneCommand`)."""
+    words = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(
         prog="gin-referee", description="Referee for two-player Gin Rummy bots over ZeroMQ."
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-    m = sub.add_parser("match", help="play a match between two bots")
-    m.add_argument("bot_a", help='command line (e.g. "python3 my_bot.py") or remote:NAME')
-    m.add_argument("bot_b", help="second bot, same forms")
-    m.add_argument("--games", type=int, default=10, help="games to play (default 10)")
-    m.add_argument("--target-points", type=int, default=None, help="end at this many points")
-    m.add_argument(
-        "--rules", default="standard", help="preset: standard, classic, oklahoma, straight"
-    )
-    m.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="public deal seed for testing one's own bots: deals are then NOT secret "
-        "(default: a secret random deal key, revealed at the end)",
-    )
-    m.add_argument("--move-time", type=float, default=1.0, help="seconds per decision")
-    m.add_argument("--bank", type=float, default=30.0, help="per-game time bank, seconds")
-    m.add_argument("--grace", type=float, default=0.05, help="network grace, seconds")
-    m.add_argument("--startup-time", type=float, default=10.0, help="connect + hello limit")
-    m.add_argument(
-        "--fault-policy",
-        default=str(FaultPolicy.FORFEIT_GAME),
-        choices=[str(p) for p in FaultPolicy],
-        help="resolution of timeouts, bad messages and illegal moves",
-    )
-    m.add_argument("--strikes", type=int, default=3, help="strikes that forfeit (strike policy)")
-    m.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint to bind (port 0 = any)")
-    add_security_options(m, remote_key=True)
-    m.add_argument(
-        "--local-transport",
-        choices=("ipc", "tcp"),
-        default="ipc",
-        help="how the bots started here connect: a private ipc:// socket (default) or the "
-        "--bind endpoint (e.g. for bots run as another user or in a container)",
-    )
-    m.add_argument(
-        "--sandbox",
-        choices=SANDBOX_CHOICES,
-        default="auto",
-        help="confinement of the bots started here (default auto: the strongest this machine "
-        "allows; none for bots that run in their own containers); see docs/security.md",
-    )
-    m.add_argument(
-        "--limit",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a resource limit of both bots, e.g. address_space=4G, cpu_seconds=600, "
-        "processes, open_files, file_size, tmp_size (repeatable)",
-    )
-    m.add_argument(
-        "--pass-env",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="pass this variable of the referee's environment to both bots (repeatable)",
-    )
-    m.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="directory for record, logs, stderr (refused if it holds an earlier run's files)",
-    )
-    m.add_argument("--match-id", default="match", help="match id (record file name)")
-    m.add_argument("--json", action="store_true", help="print a machine summary")
-    add_log_options(m)
+    every = parser.add_subparsers(dest="command", required=True)
+    sub: Any = every if not words else OneCommand(every, words[0])
+    add_match_command(sub)
     d = sub.add_parser("demo", help="a match between the sample bots (greedy vs random)")
     d.add_argument("--games", type=int, default=10, help="games to play (default 10)")
     d.add_argument("--seed", type=int, default=None, help="public deal seed (NOT secret)")
@@ -162,6 +100,8 @@ def _parser() -> argparse.ArgumentParser:
     add_feed_options(r)
     add_check_command(sub)
     add_view_commands(sub)
+    if isinstance(sub, OneCommand) and not sub.found:  # a typo, or --help: every command
+        return _parser(())
     return parser
 
 
@@ -225,8 +165,11 @@ async def _match(
     from referee.cli.daemon import run_stoppable
     from referee.match import run_match
 
-    if args.insecure:
-        warn_insecure()  # now that the log is configured
+    if binds_endpoint(specs, early):  # a TCP endpoint: for remote seats, or local bots on it
+        if curve is None:  # the throw-away pair of a match without remote seats, if CURVE
+            curve = server_keys(args, remote=False, warn=False)
+        if args.insecure:
+            warn_insecure()  # now that the log is configured
     stop = asyncio.Event()
     work = run_match(
         config,
@@ -281,7 +224,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = _parser()
+    parser = _parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -330,7 +273,7 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         python = sys.executable
         out = free_out(Path("runs/demo")) if args.out is None else args.out
-        args = _parser().parse_args(
+        args = _parser(["match"]).parse_args(
             [
                 "match",
                 f"{python} -m sample_bots.greedy_bot",

@@ -1,6 +1,6 @@
-"""The options of the commands that :mod:`referee.cli.main` runs from other modules:
-``tournament``, ``serve``, ``sprt``, ``results``, ``worker``, ``fetch``, ``view``, ``report``,
-``check`` and ``replay --feed``.
+"""The options of ``match`` and of the commands that :mod:`referee.cli.main` runs from other
+modules: ``tournament``, ``serve``, ``sprt``, ``results``, ``worker``, ``fetch``, ``view``,
+``report``, ``check`` and ``replay --feed``.
 
 Kept apart from the modules that run those commands, and importing nothing of the tournament,
 the store or the viewer, so that building the whole command line stays cheap: ``gin-referee
@@ -11,23 +11,53 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from referee.cli.keys import add_security_options
 from referee.cli.logs import add_log_options
-from referee.match import CHECK_TIME
+from referee.match import CHECK_TIME, FaultPolicy
 from referee.net.sandbox import SANDBOX_CHOICES
 from referee.tournament.defaults import ELO_MODELS, LEASE_SECONDS, STORE_ENV
 
 __all__ = [
+    "OneCommand",
     "add_check_command",
     "add_feed_options",
+    "add_match_command",
     "add_tournament_commands",
     "add_view_commands",
     "add_worker_commands",
     "positive_seconds",
 ]
+
+
+class OneCommand:
+    """Subcommands on which only ``command``'s options are built; every other command's
+    :meth:`add_parser` returns a stand-in that ignores its options. Building all of them (each
+    option makes a help formatter, each parser looks its messages' translations up) takes
+    longer than parsing a match's line: a match's bots would start that much later
+    (docs/performance.md, "Start-up"). :attr:`found` says whether ``command`` was one."""
+
+    def __init__(self, sub: argparse._SubParsersAction[argparse.ArgumentParser], command: str):
+        self._sub = sub
+        self._command = command
+        self.found = False
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        """The command's parser if it is ``command``, else a stand-in."""
+        if name != self._command:
+            return cast(argparse.ArgumentParser, _Ignored())
+        self.found = True
+        return self._sub.add_parser(name, **kwargs)
+
+
+class _Ignored:
+    """A parser's stand-in: every call is accepted and does nothing."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Ignored]:
+        return lambda *args, **kwargs: self
 
 
 class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
@@ -37,6 +67,81 @@ class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
         if action.required or action.default is None:
             return action.help
         return super()._get_help_string(action)
+
+
+def add_match_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``match``."""
+    m = sub.add_parser("match", help="play a match between two bots")
+    m.add_argument("bot_a", help='command line (e.g. "python3 my_bot.py") or remote:NAME')
+    m.add_argument("bot_b", help="second bot, same forms")
+    m.add_argument("--games", type=int, default=10, help="games to play (default 10)")
+    m.add_argument("--target-points", type=int, default=None, help="end at this many points")
+    m.add_argument(
+        "--rules", default="standard", help="preset: standard, classic, oklahoma, straight"
+    )
+    m.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="public deal seed for testing one's own bots: deals are then NOT secret "
+        "(default: a secret random deal key, revealed at the end)",
+    )
+    m.add_argument("--move-time", type=float, default=1.0, help="seconds per decision")
+    m.add_argument("--bank", type=float, default=30.0, help="per-game time bank, seconds")
+    m.add_argument("--grace", type=float, default=0.05, help="network grace, seconds")
+    m.add_argument("--startup-time", type=float, default=10.0, help="connect + hello limit")
+    m.add_argument(
+        "--fault-policy",
+        default=str(FaultPolicy.FORFEIT_GAME),
+        choices=[str(p) for p in FaultPolicy],
+        help="resolution of timeouts, bad messages and illegal moves",
+    )
+    m.add_argument("--strikes", type=int, default=3, help="strikes that forfeit (strike policy)")
+    m.add_argument(
+        "--bind",
+        default="tcp://127.0.0.1:0",
+        help="endpoint to bind (port 0 = any) for remote seats and --local-transport tcp; a "
+        "match of local bots on their private ipc socket binds none",
+    )
+    add_security_options(m, remote_key=True)
+    m.add_argument(
+        "--local-transport",
+        choices=("ipc", "tcp"),
+        default="ipc",
+        help="how the bots started here connect: a private ipc:// socket (default) or the "
+        "--bind endpoint (e.g. for bots run as another user or in a container)",
+    )
+    m.add_argument(
+        "--sandbox",
+        choices=SANDBOX_CHOICES,
+        default="auto",
+        help="confinement of the bots started here (default auto: the strongest this machine "
+        "allows; none for bots that run in their own containers); see docs/security.md",
+    )
+    m.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a resource limit of both bots, e.g. address_space=4G, cpu_seconds=600, "
+        "processes, open_files, file_size, tmp_size (repeatable)",
+    )
+    m.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this variable of the referee's environment to both bots (repeatable)",
+    )
+    m.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for record, logs, stderr (refused if it holds an earlier run's files)",
+    )
+    m.add_argument("--match-id", default="match", help="match id (record file name)")
+    m.add_argument("--json", action="store_true", help="print a machine summary")
+    add_log_options(m)
 
 
 def add_tournament_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -30,7 +30,7 @@ from referee.match.bots import (
 from referee.match.clock import CHECK_TIME, TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS, MatchConfig
 from referee.match.deals import Deal, parse_key
-from referee.match.early import EarlyStart, can_start_early, start_early
+from referee.match.early import EarlyStart, binds_endpoint, can_start_early, start_early
 from referee.match.faults import FaultPolicy
 from referee.match.result import MatchResult, SeatSummary
 
@@ -113,6 +113,7 @@ __all__ = [
     "SeatLink",
     "SeatSummary",
     "TimeControl",
+    "binds_endpoint",
     "can_start_early",
     "curve_env",
     "curve_transport",

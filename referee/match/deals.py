@@ -26,8 +26,10 @@ import hmac
 import secrets
 import struct
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from referee.rules import DECK, Card
+if TYPE_CHECKING:
+    from referee.rules import Card
 
 __all__ = ["KEY_BYTES", "Deal", "commitment", "deck_order", "parse_key"]
 
@@ -39,6 +41,8 @@ _HAND = b"gin-referee deal v1\0"
 _SEED_KEY = b"gin-referee seed deal key v1\0"
 _SEED_BOT = b"gin-referee seed bot key v1\0"
 _WORD = 1 << 32
+_CARDS = 52
+"""Cards in a deck (the rules' ``DECK``, imported only when a deck is dealt)."""
 
 
 def commitment(key: bytes) -> str:
@@ -54,7 +58,7 @@ def deck_order(key: bytes, deal_id: str, game: int, hand: int) -> list[int]:
     # happens about once in 10^8 draws); more blocks only if a rejection needs them.
     words = _words(seed, 0, _BLOCKS)
     taken = 0
-    cards = list(range(len(DECK)))
+    cards = list(range(_CARDS))
     for i in range(len(cards) - 1, 0, -1):
         n = i + 1
         limit = _WORD - _WORD % n
@@ -136,6 +140,8 @@ class Deal:
 
     def deck(self, deal_id: str, game: int, hand: int) -> tuple[Card, ...]:
         """The deck order of a hand."""
+        from referee.rules import DECK  # the cards' tables: not needed to start a match's bots
+
         return tuple(map(DECK.__getitem__, deck_order(self.key, deal_id, game, hand)))
 
     def bot_seed(self, label: str) -> str:

@@ -13,7 +13,8 @@ before it imports anything else a match needs (docs/performance.md, "Start-up").
 Whoever made an :class:`EarlyStart` ends it with :meth:`EarlyStart.discard` whatever happens:
 it kills every bot not yet adopted and closes the socket if no transport took it. Only a match
 whose bots all connect over the private socket starts early (``local_ipc`` with a ``tcp://``
-endpoint); a remote seat gets its token from the hub as before.
+endpoint); a remote seat gets its token from the hub as before. A match without a remote seat
+that started early binds no other endpoint (:func:`binds_endpoint`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from referee.net import sandbox
 from referee.net.ipc import PrivateIpc
 from referee.net.spawn import BotStartError, Spawned, spawn
 
-__all__ = ["EarlyStart", "can_start_early", "seat_stderr", "start_early"]
+__all__ = ["EarlyStart", "binds_endpoint", "can_start_early", "seat_stderr", "start_early"]
 
 
 @dataclass(eq=False)
@@ -66,6 +67,14 @@ def can_start_early(specs: Sequence[BotSpec], *, bind: str, local_ipc: bool) -> 
     """True if the match's local bots connect over the private socket (and there are some)."""
     local = any(spec.command is not None for spec in specs)
     return local and local_ipc and bind.startswith("tcp://")
+
+
+def binds_endpoint(specs: Sequence[BotSpec], early: EarlyStart | None) -> bool:
+    """True if a match binds its ``bind`` endpoint: a seat is remote, or its local bots were
+    not started on the private socket (``early`` is None: they connect to that endpoint).
+    A match whose bots are all local and on the private socket listens on nothing else: no
+    TCP port, no CURVE keys (docs/security.md, "Keys: who may connect")."""
+    return early is None or any(spec.command is None for spec in specs)
 
 
 def seat_stderr(out_dir: Path | None, config: MatchConfig, seat: int) -> Path | None:

@@ -36,7 +36,13 @@ from referee.match.bots import (
     watch_bot,
 )
 from referee.match.config import MatchConfig
-from referee.match.early import EarlyStart, can_start_early, seat_stderr, start_early
+from referee.match.early import (
+    EarlyStart,
+    binds_endpoint,
+    can_start_early,
+    seat_stderr,
+    start_early,
+)
 from referee.match.result import MatchResult
 from referee.net.process import BotProcess
 from referee.net.spawn import BotStartError, Spawned
@@ -165,6 +171,8 @@ async def run_match(
     On the private endpoint the bots are started first (:mod:`referee.match.early`): by the
     caller before its loop (``early``, which this call then owns and ends), or here; the
     transport, the hub and the game loop are imported only after that, while the bots start.
+    A match whose seats are all local and started so listens on their private socket alone:
+    ``bind`` is not bound and ``curve`` not used (:func:`~referee.match.early.binds_endpoint`).
     """
     if curve is not None:
         for spec in specs:
@@ -192,10 +200,11 @@ async def run_match(
         from referee.net.transport import RouterTransport, TransportConfig, TransportError
 
         ring = KeyRing()
+        public = binds_endpoint(specs, early)  # else the bots' private socket alone
         transport = RouterTransport(
             TransportConfig(
-                endpoint=bind,
-                curve=curve_transport(curve, ring),
+                endpoint=bind if public or early is None else early.endpoint,
+                curve=curve_transport(curve, ring) if public else None,
                 local_ipc=local_ipc,
                 heartbeat_ivl_ms=1000,
                 heartbeat_timeout_ms=round(5000 * config.time.heartbeat),

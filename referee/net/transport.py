@@ -43,8 +43,9 @@ import logging
 import secrets
 from collections.abc import Callable
 
-from referee.net.budget import ACCEPT_BACKLOG, connection_kind, descriptor_budget
+from referee.net.budget import ConnectionCaps, descriptor_budget
 from referee.net.ipc import PrivateIpc
+from referee.net.listeners import listen, serve_private
 from referee.net.peer import READ_BUFFER, PeerProtocol
 from referee.net.turns import LoopTurns, turns_of
 from referee.net.types import (
@@ -84,7 +85,8 @@ class RouterTransport:
 
     def __init__(self, config: TransportConfig, private_ipc: PrivateIpc | None = None) -> None:
         """``private_ipc``: the local bots' endpoint already bound (the transport owns it from
-        here on, and serves it if ``config.local_ipc`` asks for one); else ``start`` binds one."""
+        here on, and serves it if ``config.local_ipc`` asks for one, or alone when it is
+        ``config.endpoint``); else ``start`` binds one."""
         self.config = config
         self.stats = TransportStats()
         self.read_buffer = memoryview(bytearray(READ_BUFFER))
@@ -99,14 +101,10 @@ class RouterTransport:
         self._lost_handler: LostHandler | None = None
         self._conns: set[PeerProtocol] = set()
         self._peers: dict[bytes, PeerProtocol] = {}
-        self._per_address: dict[str, int] = {}
         self._live_keys: dict[bytes, bytes] = {}
         self._next_id = secrets.randbits(32)
         self._heartbeat: asyncio.TimerHandle | None = None
-        self._max_connections = {"tcp": config.max_connections, "ipc": config.max_connections}
-        """The cap of each kind of listener: TCP (anyone who can reach the port) and ipc (this
-        machine's bots), each at most half of what the descriptor limit leaves."""
-        self._kind_count = {"tcp": 0, "ipc": 0}
+        self._caps = ConnectionCaps(config.max_connections, config.max_per_address)
         self._turns: LoopTurns | None = None
         self.arrived = 0.0
         """When the message being delivered reached the referee, at the earliest (loop time):
@@ -129,13 +127,18 @@ class RouterTransport:
             raise RuntimeError("transport already started")
         self._loop = asyncio.get_running_loop()
         self._turns = turns_of(self._loop)
-        budget = descriptor_budget()
-        self._max_connections = {
-            kind: min(self.config.max_connections, budget) for kind in ("tcp", "ipc")
-        }
+        self._caps.lower_to(descriptor_budget())
         cfg = self.config
         try:
-            self._endpoint = await self._listen(cfg.endpoint, secure=cfg.curve is not None)
+            if self._ipc is not None and cfg.endpoint == self._ipc.endpoint:  # it alone
+                server = await serve_private(self._loop, self._ipc, self._ipc_peer)
+                self._endpoint = cfg.endpoint
+            else:
+                ipc = cfg.endpoint.startswith("ipc://")
+                server, self._endpoint = await listen(
+                    self._loop, cfg.endpoint, self._ipc_peer if ipc else self._tcp_peer
+                )
+            self._servers.append(server)
         except TransportError:
             await self.close()
             raise
@@ -148,34 +151,6 @@ class RouterTransport:
         logger.debug("transport listening on %s", self._endpoint)
         return self._endpoint
 
-    async def _listen(self, endpoint: str, *, secure: bool) -> str:
-        loop = self.loop
-        try:
-            if endpoint.startswith("ipc://"):
-                path = endpoint[len("ipc://") :]
-                server = await loop.create_unix_server(
-                    lambda: self._protocol("ipc", False), path, backlog=ACCEPT_BACKLOG
-                )
-                self._servers.append(server)
-                return endpoint
-            host, _, port = endpoint[len("tcp://") :].rpartition(":")
-            host = host.strip("[]")
-            bind_host = None if host in ("*", "") else host
-            bind_port = 0 if port in ("*", "") else int(port)
-            server = await loop.create_server(
-                lambda: self._protocol("", secure),
-                bind_host,
-                bind_port,
-                reuse_address=True,
-                backlog=ACCEPT_BACKLOG,
-            )
-        except (OSError, ValueError) as exc:
-            raise TransportError(f"cannot bind {endpoint}: {exc}") from exc
-        self._servers.append(server)
-        real_port = server.sockets[0].getsockname()[1]
-        shown = f"[{host}]" if ":" in host else (host or "*")
-        return f"tcp://{shown}:{real_port}"
-
     async def _listen_private_ipc(self) -> None:
         """Serve the ``ipc://`` endpoint for local bots (:class:`PrivateIpc`: a fresh
         directory, mode 0700), the one given to the constructor or a new one."""
@@ -184,25 +159,26 @@ class RouterTransport:
             if self._ipc is None:  # it said why: local bots use TCP
                 return
         try:
-            server = await self.loop.create_unix_server(
-                lambda: self._protocol("ipc", False), sock=self._ipc.socket
-            )
-        except OSError as exc:
-            logger.warning("cannot serve %s (%s); local bots use TCP", self._ipc.endpoint, exc)
+            self._servers.append(await serve_private(self.loop, self._ipc, self._ipc_peer))
+        except TransportError as exc:
+            logger.warning("%s; local bots use TCP", exc)
             self._ipc.close()
             self._ipc = None
             return
-        self._servers.append(server)
         self._local_endpoint = self._ipc.endpoint
 
-    def _protocol(self, address: str, secure: bool) -> PeerProtocol:
+    def _ipc_peer(self) -> PeerProtocol:
+        return PeerProtocol(self, NULL, "ipc")
+
+    def _tcp_peer(self) -> PeerProtocol:
+        """A TCP connection: CURVE when the transport has keys (``TransportConfig.curve``)."""
         mechanism: Mechanism = NULL
         curve = self.config.curve
-        if secure and curve is not None:
+        if curve is not None:
             from referee.net.curve import CurveMechanism  # libsodium: only CURVE endpoints
 
             mechanism = CurveMechanism(curve.public, curve.secret, self._authorize)
-        return PeerProtocol(self, mechanism, address)
+        return PeerProtocol(self, mechanism, "")
 
     @property
     def endpoint(self) -> str:
@@ -351,16 +327,9 @@ class RouterTransport:
         """Count a new connection against the caps; a non-empty reason refuses it."""
         if self._closed:
             return "closing"
-        count = self._per_address.get(conn.address, 0)
-        kind = connection_kind(conn.address)
-        if self._kind_count[kind] >= self._max_connections[kind]:
-            reason = f"{kind} connection cap ({self._max_connections[kind]}) reached"
-        elif count >= self.config.max_per_address:
-            reason = f"{self.config.max_per_address} connections from {conn.address} already"
-        else:
+        reason = self._caps.take(conn.address)
+        if not reason:
             self._conns.add(conn)
-            self._kind_count[kind] += 1
-            self._per_address[conn.address] = count + 1
             self.stats.accepted += 1
             return ""
         self.stats.refused += 1
@@ -387,12 +356,7 @@ class RouterTransport:
         if conn not in self._conns:
             return
         self._conns.discard(conn)
-        self._kind_count[connection_kind(conn.address)] -= 1
-        left = self._per_address.get(conn.address, 1) - 1
-        if left:
-            self._per_address[conn.address] = left
-        else:
-            self._per_address.pop(conn.address, None)
+        self._caps.release(conn.address)
         self.stats.disconnected += 1
         key = conn.conn.mechanism.client_key
         if key is not None and self._live_keys.get(key) == conn.peer:

@@ -1,7 +1,8 @@
 """A match starts its bots before it binds its TCP endpoint and imports the game (start-up):
 whatever fails after that start, the bots are gone, and a bot that connects while the referee
-is still getting ready waits for it in the socket's backlog. (A bot that cannot start is its
-seat's startup fault: tests/e2e/test_misbehaving.py.)"""
+is still getting ready waits for it in the socket's backlog; a match of local bots binds no
+TCP endpoint at all (tests/e2e/test_local_endpoint.py checks it from a real process). (A bot
+that cannot start is its seat's startup fault: tests/e2e/test_misbehaving.py.)"""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from referee.match.config import MatchConfig
 from referee.match.runner import run_match
 from referee.net import ipc
 from referee.net.ipc import PrivateIpc
+from referee.net.keys import KeyPair
 from referee.net.spawn import Spawned, spawn
 from referee.net.transport import RouterTransport
 from referee.net.types import TransportError
@@ -52,15 +54,21 @@ def noted_sockets(monkeypatch: pytest.MonkeyPatch) -> list[PrivateIpc]:
     return opened
 
 
-async def test_bots_started_before_a_failed_bind_are_ended(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sockets = noted_sockets(monkeypatch)
+def held_port() -> socket.socket:
+    """A listening TCP socket on 127.0.0.1: its port cannot be bound again."""
     held = socket.socket()
     held.bind(("127.0.0.1", 0))
     held.listen()
+    return held
+
+
+async def test_a_bot_started_before_a_failed_bind_is_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sockets = noted_sockets(monkeypatch)
+    held = held_port()
     port = held.getsockname()[1]
-    specs = (BotSpec.parse(SLEEPER), BotSpec.parse(SLEEPER))
+    specs = (BotSpec.parse(SLEEPER), BotSpec.parse("remote:carol"))  # carol needs the port
     children = set(live_children())
     try:
         with pytest.raises(TransportError, match=f"cannot bind tcp://127.0.0.1:{port}"):
@@ -73,11 +81,27 @@ async def test_bots_started_before_a_failed_bind_are_ended(
             )
     finally:
         held.close()
-    # both were started (their stderr files are made at the spawn); no process, no endpoint left
+    # the local bot was started (its stderr file is made at the spawn); no process, no endpoint
     assert (tmp_path / "match.seat0.stderr").is_file()
-    assert (tmp_path / "match.seat1.stderr").is_file()
     assert set(live_children()) - children == set()
     assert len(sockets) == 1 and gone(sockets[0].directory)
+
+
+async def test_a_match_of_local_bots_binds_no_tcp_endpoint(tmp_path: Path) -> None:
+    held = held_port()  # given as --bind: a match that bound it would fail
+    try:
+        result = await run_match(
+            MatchConfig(games=1, time=FAST, seed=1),
+            (BotSpec.parse(GREEDY), BotSpec.parse(RANDOM)),
+            bind=f"tcp://127.0.0.1:{held.getsockname()[1]}",
+            out_dir=tmp_path,
+            kill_grace=0.5,
+            curve=KeyPair.generate(),
+        )
+    finally:
+        held.close()
+    assert result.error is None and result.games_played == 1
+    assert all(not seat.faults and seat.decisions > 0 for seat in result.seats)
 
 
 async def test_a_bot_that_connects_before_the_endpoint_is_served_plays(
