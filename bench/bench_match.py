@@ -10,11 +10,12 @@ loopback), ``--rounds`` rounds each measure, in an order that rotates from round
   round trip the baseline of goal (b);
 * **floor** — the referee's own transport with a do-nothing handler, same bot, same request
   (:func:`bench.pingpong.raw_transport`): the least any referee on this transport spends;
-* **rules** (CPU only, no sockets) — the rules, the legal actions, the request's bytes and the
-  reply's decoding alone over the decisions of 300 hands (:func:`bench.bench_inproc.core_only`):
-  the work no referee that enforces these rules can skip. ``floor + rules`` is the *tight
-  floor* of goal (b), the least CPU per decision any referee on this transport can spend,
-  and ``cpu_ratio_tight_raw`` says how far above raw pyzmq that floor already is;
+* **minimal** — the same transport and bot with a handler that does the rules' work of each
+  decision and nothing else (:func:`bench.pingpong.minimal_referee`: decode the reply, apply
+  it to a real hand, list the legal actions, write the next request): the least CPU per
+  decision any referee that enforces the rules on this transport spends, in the same
+  conditions as the match (the *tight floor* of goal (b)); ``cpu_ratio_minimal_raw`` says how
+  far above raw pyzmq that floor already is;
 * **match** — one ``--games``-game match between two instant bots (``bench/instant_bot.py``,
   the opponent's moves inside their requests, as the Python SDK asks) through the real hub,
   seats, rules and match record: decisions/s, the referee's CPU per decision.
@@ -46,7 +47,6 @@ from pathlib import Path
 from typing import Any
 
 from bench import pingpong
-from bench.bench_inproc import core_only
 from bench.common import cpu_seconds, machine, percentile, proc_seconds
 from referee.cli.logs import configure
 from referee.match.clock import TimeControl
@@ -177,25 +177,25 @@ def measure_kind(kind: str, args: argparse.Namespace, tmp: Path) -> dict[str, An
     series: dict[str, Callable[[], Any]] = {
         "raw": lambda: pingpong.raw_pyzmq(kind, args.warmup, args.lengths),
         "floor": lambda: pingpong.raw_transport(kind, args.warmup, args.lengths),
+        "minimal": lambda: pingpong.minimal_referee(kind, args.warmup, args.lengths),
         "match": lambda: one_match(kind, args.games, tmp),
     }
     names = list(series)
     rounds: list[dict[str, Any]] = []
     for number in range(args.rounds):
-        order = names[number % 3 :] + names[: number % 3]
+        order = names[number % len(names) :] + names[: number % len(names)]
         got = {name: series[name]() for name in order}
         raw_rate = statistics.median(s["per_s"] for s in got["raw"])
         floor_rate = statistics.median(s["per_s"] for s in got["floor"])
         raw_cpu = statistics.median(s["server_cpu_us"] for s in got["raw"])
         floor_cpu = statistics.median(s["server_cpu_us"] for s in got["floor"])
+        minimal_cpu = statistics.median(s["server_cpu_us"] for s in got["minimal"])
         match = got["match"]
-        count, seconds = core_only(seed=number, hands=300)
-        rules_cpu = seconds / count * 1e6
-        tight = floor_cpu + rules_cpu
         row = {
             "order": "".join(name[0] for name in order),
             **{f"raw_per_s_{s['round_trips']}": s["per_s"] for s in got["raw"]},
             **{f"floor_per_s_{s['round_trips']}": s["per_s"] for s in got["floor"]},
+            **{f"minimal_per_s_{s['round_trips']}": s["per_s"] for s in got["minimal"]},
             "match_per_s": match["per_s"],
             "ratio_match_raw": match["per_s"] / raw_rate,
             "ratio_match_floor": match["per_s"] / floor_rate,
@@ -204,10 +204,9 @@ def measure_kind(kind: str, args: argparse.Namespace, tmp: Path) -> dict[str, An
             "match_referee_cpu_us": match["referee_cpu_us"],
             "cpu_ratio_match_raw": match["referee_cpu_us"] / raw_cpu,
             "cpu_ratio_match_floor": match["referee_cpu_us"] / floor_cpu,
-            "rules_cpu_us": rules_cpu,
-            "tight_floor_cpu_us": tight,
-            "cpu_ratio_tight_raw": tight / raw_cpu,
-            "cpu_ratio_match_tight": match["referee_cpu_us"] / tight,
+            "minimal_server_cpu_us": minimal_cpu,
+            "cpu_ratio_minimal_raw": minimal_cpu / raw_cpu,
+            "cpu_ratio_match_minimal": match["referee_cpu_us"] / minimal_cpu,
             "raw_bot_cpu_us": statistics.median(s["bot_cpu_us"] for s in got["raw"]),
             "match_bots_cpu_us": match["bots_cpu_us"],
             "match_p50_us": match["p50_us"],
