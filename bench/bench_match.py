@@ -192,7 +192,7 @@ def measure_kind(kind: str, args: argparse.Namespace, tmp: Path) -> dict[str, An
         minimal_cpu = statistics.median(s["server_cpu_us"] for s in got["minimal"])
         match = got["match"]
         row = {
-            "order": "".join(name[0] for name in order),
+            "order": ",".join(order),
             **{f"raw_per_s_{s['round_trips']}": s["per_s"] for s in got["raw"]},
             **{f"floor_per_s_{s['round_trips']}": s["per_s"] for s in got["floor"]},
             **{f"minimal_per_s_{s['round_trips']}": s["per_s"] for s in got["minimal"]},

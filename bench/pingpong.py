@@ -15,16 +15,16 @@ reached:
 * :func:`minimal_referee` — the same transport with a handler that does the rules' work of a
   decision and nothing else: it decodes the reply, applies it to a real hand, lists the legal
   actions and writes the next request from the state (a new hand when one ends), with no
-  seats, clocks, faults, events or records. The least CPU per decision any referee that
-  enforces the rules on this transport spends, measured in the same conditions as the
-  referee (the same code warm in one process costs two to three times less than between a
-  bot's turns).
+  seats, clocks, faults, events or records; two bots play the two seats, as in a match. The
+  least CPU per decision any referee that enforces the rules on this transport spends,
+  measured in the same conditions as the referee (the same code warm in one process costs two
+  to three times less than between a bot's turns).
 
-Timing starts only after the bot has connected and said hello and after ``warmup`` round
-trips; then ``lengths`` timed segments follow back to back on the same connection (so a
+Timing starts only after the bots have connected and said hello and after ``warmup`` round
+trips; then ``lengths`` timed segments follow back to back on the same connections (so a
 segment's rate shows whether the estimate depends on the run's length). Each segment reports
 round trips/s, this process's CPU per round trip (``RUSAGE_SELF``: for pyzmq that includes
-libzmq's I/O thread) and the bot's (from ``/proc/<pid>/stat``).
+libzmq's I/O thread) and the bots' (from ``/proc/<pid>/stat``).
 
 Run alone: ``python -m bench.pingpong [--endpoint ipc|tcp] [--lengths 2000,8000]``.
 """
@@ -78,15 +78,16 @@ def spawn_bot(endpoint: str, bot: str = INSTANT) -> subprocess.Popen[bytes]:
 class Segments:
     """Times ``lengths`` consecutive segments of round trips after ``warmup`` untimed ones."""
 
-    def __init__(self, warmup: int, lengths: list[int], pid: Callable[[], int]) -> None:
-        self.warmup, self.lengths, self.pid = warmup, lengths, pid
+    def __init__(self, warmup: int, lengths: list[int], pids: Callable[[], list[int]]) -> None:
+        self.warmup, self.lengths, self.pids = warmup, lengths, pids
         self.left = warmup
         self.index = -1  # -1: warming up
         self.results: list[dict[str, float]] = []
         self._mark: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def _bot(self) -> float:
-        return proc_seconds(self.pid()) or 0.0  # the bot is alive until the last segment is timed
+        # The bots are alive until the last segment is timed.
+        return sum(proc_seconds(pid) or 0.0 for pid in self.pids())
 
     def _start(self) -> None:
         self._mark = (time.perf_counter(), cpu_seconds(resource.RUSAGE_SELF), self._bot())
@@ -135,7 +136,7 @@ def raw_pyzmq(
                 sock.bind(endpoint)
             proc = spawn_bot(endpoint, bot)
             pid = proc.pid
-            timer = Segments(warmup, lengths, lambda: pid)
+            timer = Segments(warmup, lengths, lambda: [pid])
             send, recv = sock.send, sock.recv
             recv()  # the hello: the bot is connected
             while True:
@@ -169,23 +170,24 @@ class RulesOnly:
         self.hand += 1
         return state
 
-    def first(self) -> bytes:
-        """The request for the first decision."""
-        return self._request()
+    @property
+    def to_act(self) -> int:
+        """The seat the next request goes to."""
+        return self.state.to_act
 
-    def _request(self) -> bytes:
+    def request(self) -> bytes:
+        """The request for the current decision."""
         state = self.state
         self.request_id += 1
         return request_bytes(state, legal_actions(state), self.request_id, 5000, 60000, ())
 
-    def next(self, reply: bytes) -> bytes:
-        """Apply the bot's reply; the request for the next decision."""
+    def apply(self, reply: bytes) -> None:
+        """Apply the bot's reply (a new hand when it ends the hand)."""
         decoded = decode_action(reply)
         if decoded is None or decoded[0] != self.request_id:
             raise RuntimeError(f"unexpected reply {reply!r}")
         state = apply(self.state, to_action(decoded[1]))
         self.state = self._new_hand() if state.is_over else state
-        return self._request()
 
 
 async def _serve_transport(
@@ -196,30 +198,43 @@ async def _serve_transport(
     bot: str,
     rules: RulesOnly | None = None,
 ) -> list[dict[str, float]]:
+    """Round trips on the referee's transport: with ``rules``, two bots (one per seat, as in a
+    match) get the requests of real hands; without, one bot gets the canned request."""
     bind = f"{_endpoint(kind, tmp)}" + (":0" if kind == "tcp" else "")
     transport = RouterTransport(TransportConfig(endpoint=bind, heartbeat_timeout_ms=60000))
     done = asyncio.get_running_loop().create_future()
+    bots = 1 if rules is None else 2
     procs: list[subprocess.Popen[bytes]] = []
-    timer = Segments(warmup, lengths, lambda: procs[0].pid)
+    timer = Segments(warmup, lengths, lambda: [proc.pid for proc in procs])
     send = transport.send
-    greeted: list[bytes] = []
+    peers: list[bytes] = []
 
     def handler(incoming: Incoming) -> None:
-        if not greeted:  # the hello: the bot is connected, nothing to count yet
-            greeted.append(incoming.peer)
+        if len(peers) < bots:  # a hello: nothing to count until every bot is connected
+            peers.append(incoming.peer)
             transport.admit(incoming.peer)
-            send(incoming.peer, REQUEST if rules is None else rules.first())
+            if len(peers) == bots:
+                ask()
             return
+        if rules is not None:
+            rules.apply(incoming.payload)
         if timer.tick():
-            send(incoming.peer, REQUEST if rules is None else rules.next(incoming.payload))
+            ask()
         else:
-            send(incoming.peer, MATCH_END)
+            for peer in peers:
+                send(peer, MATCH_END)
             if not done.done():
                 done.set_result(None)
 
+    def ask() -> None:
+        if rules is None:
+            send(peers[0], REQUEST)
+        else:
+            send(peers[rules.to_act], rules.request())
+
     async with transport:
         transport.set_handler(handler)
-        procs.append(spawn_bot(transport.endpoint, bot))
+        procs.extend(spawn_bot(transport.endpoint, bot) for _ in range(bots))
         try:
             try:
                 await asyncio.wait_for(done, 120)
@@ -228,11 +243,13 @@ async def _serve_transport(
                     f"floor stalled after {timer.index} segments, {timer.left} left: "
                     f"{transport.stats}"
                 ) from None
-            await asyncio.to_thread(procs[0].wait, 30)
+            for proc in procs:
+                await asyncio.to_thread(proc.wait, 30)
         finally:
-            if procs[0].poll() is None:
-                procs[0].kill()
-                procs[0].wait()
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
     return timer.results
 
 
@@ -247,7 +264,8 @@ def raw_transport(
 def minimal_referee(
     kind: str, warmup: int, lengths: list[int], bot: str = INSTANT
 ) -> list[dict[str, float]]:
-    """Segments of decisions from the transport with the rules' work alone (:class:`RulesOnly`)."""
+    """Segments of decisions from the transport with the rules' work alone (:class:`RulesOnly`),
+    two bots playing the seats as in a match."""
     with tempfile.TemporaryDirectory() as tmp:
         return asyncio.run(_serve_transport(kind, tmp, warmup, lengths, bot, RulesOnly()))
 
