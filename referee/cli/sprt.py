@@ -36,7 +36,8 @@ class _SprtTracker:
         self.args = args
         self.stop = stop
         self.halves: dict[int, list[float]] = defaultdict(list)
-        self.pair_scores: list[float] = []
+        self.pairs = Pentanomial((0, 0, 0, 0, 0))
+        """The complete pairs so far (counted once each: the test runs at every pair)."""
         self.result: SprtResult | None = None
 
     def resume_from(self, out: Path) -> None:
@@ -61,8 +62,8 @@ class _SprtTracker:
         assert index is not None
         self.halves[index].append(score)
         if len(self.halves[index]) == 2:
-            self.pair_scores.append(sum(self.halves.pop(index)))
-            self.result = _sprt(self.args, Pentanomial.from_pair_scores(self.pair_scores))
+            self.pairs = self.pairs.add(sum(self.halves.pop(index)))
+            self.result = _sprt(self.args, self.pairs)
             if self.result.verdict != "continue":
                 self.stop.set()
 
@@ -105,7 +106,7 @@ async def run_sprt(args: argparse.Namespace) -> int:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     result = tracker.result
-    pairs = Pentanomial.from_pair_scores(tracker.pair_scores)
+    pairs = tracker.pairs
     decided = result is not None and result.verdict != "continue"
     verdict = result.verdict if result is not None and decided else "undecided"
     meaning = {

@@ -85,10 +85,20 @@ def test_pentanomial_counts_match_counter(scores: list[float]) -> None:
         assert p.mean == pytest.approx(sum(scores) / (2 * len(scores)))
 
 
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0]), max_size=60))
+def test_pentanomial_add_counts_pairs_one_at_a_time_as_a_recount_does(scores: list[float]) -> None:
+    p = Pentanomial((0, 0, 0, 0, 0))
+    for number, score in enumerate(scores, 1):
+        p = p.add(score)
+        assert p == Pentanomial.from_pair_scores(scores[:number])
+
+
 @pytest.mark.parametrize("bad", [0.25, 2.5, -0.5, 3, math.nan, "1", True])
 def test_pentanomial_rejects_bad_pair_scores(bad: object) -> None:
     with pytest.raises(ValueError, match=r"pair score .* got " + re.escape(repr(bad))):
         Pentanomial.from_pair_scores([1.0, bad])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"pair score .* got " + re.escape(repr(bad))):
+        Pentanomial((1, 0, 0, 0, 0)).add(bad)  # type: ignore[arg-type]
 
 
 def test_count_classes_validate() -> None:

@@ -70,6 +70,14 @@ def game_score(score: float) -> float:
     return float(score)
 
 
+def _pair_index(score: float) -> int:
+    """The count a pair score goes to; ValueError naming any value not in {0, 0.5, 1, 1.5, 2}."""
+    index = None if isinstance(score, bool) else _PAIR_INDEX.get(score)
+    if index is None:
+        raise ValueError(f"a pair score must be 0, 0.5, 1, 1.5 or 2, got {score!r}")
+    return index
+
+
 @dataclass(frozen=True)
 class Pentanomial:
     """Counts of duplicate pairs scoring 0, 0.5, 1, 1.5 and 2 (player A's sum over the pair)."""
@@ -86,11 +94,15 @@ class Pentanomial:
         """Count pair scores; raises ValueError naming any value not in {0, 0.5, 1, 1.5, 2}."""
         c = [0, 0, 0, 0, 0]
         for s in scores:
-            index = None if isinstance(s, bool) else _PAIR_INDEX.get(s)
-            if index is None:
-                raise ValueError(f"a pair score must be 0, 0.5, 1, 1.5 or 2, got {s!r}")
-            c[index] += 1
+            c[_pair_index(s)] += 1
         return cls((c[0], c[1], c[2], c[3], c[4]))
+
+    def add(self, score: float) -> Pentanomial:
+        """These counts and one more pair scoring ``score`` (a test that runs as pairs finish
+        counts each one once, instead of counting every pair again at every pair)."""
+        c = list(self.counts)
+        c[_pair_index(score)] += 1
+        return Pentanomial((c[0], c[1], c[2], c[3], c[4]))
 
     @property
     def pairs(self) -> int:
