@@ -9,9 +9,9 @@ in a worker thread (the referee's loop never waits on SQLite or the rating fit);
 while they are computed asks for one more computation, not one per game, and that one starts
 only after a rest of :data:`REST` times the last computation's length. Recomputing takes time
 in proportion to the games recorded (0.7 s at 20,000 games here), and the thread shares the
-interpreter with the games: back to back it would take half of the referee's time in a long
-tournament; with the rest it takes at most a fifth, and the page's standings lag by a few
-computations at most.
+interpreter with the games: back to back, a long tournament would have it running beside them
+all the time; with the rest it runs at most a fifth of the time, and the page's standings lag
+behind by about one computation.
 """
 
 from __future__ import annotations
