@@ -55,7 +55,12 @@ class _SprtTracker:
             self.on_game(GameOutcome(row.spec, row.result))
 
     def on_game(self, outcome: GameOutcome) -> None:
-        """Account a finished game; stop the run when the test has decided."""
+        """Account a finished game; stop the run when the test has decided. A test decides
+        once, at the first pair that takes it past a bound: a game that still ends afterwards
+        (one finishing as the run stops, or stored after it when the run is resumed) is not
+        counted, and cannot take the decision back."""
+        if self.result is not None and self.result.verdict != "continue":
+            return
         winner = outcome.result.get("winner")
         score = 0.5 if winner is None else float(winner == "candidate")
         index = outcome.spec.pair_index
