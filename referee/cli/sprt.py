@@ -41,7 +41,8 @@ class _SprtTracker:
         self.result: SprtResult | None = None
 
     def resume_from(self, out: Path) -> None:
-        """Count the games an earlier, interrupted run of the same test already finished."""
+        """Count the games an earlier, interrupted run of the same test already finished, in
+        the order they were recorded: the test follows the same path to the same decision."""
         path = out / "tournament.sqlite"
         if not path.exists():
             return
@@ -50,6 +51,7 @@ class _SprtTracker:
             rows = [r for r in store.games() if r.status == "done" and r.result is not None]
         finally:
             store.close()
+        rows.sort(key=lambda r: (r.recorded_at or 0.0, r.spec.game_id))
         for row in rows:
             assert row.result is not None
             self.on_game(GameOutcome(row.spec, row.result))
