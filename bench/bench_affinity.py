@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import cpu_seconds, machine
+from bench.common import cpu_seconds, machine, summary
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
 
@@ -49,11 +48,6 @@ def run(bot: str, games: int, seed: int, cpu: int | None, out: Path) -> dict[str
     used = cpu_seconds(resource.RUSAGE_CHILDREN) - before
     decisions = sum(seat["decisions"] for seat in json.loads(done.stdout)["seats"])
     return {"per_s": decisions / seconds, "cpu_us": used / decisions * 1e6}
-
-
-def summary(values: list[float]) -> str:
-    """``median [min-max]``, 3 significant digits."""
-    return f"{statistics.median(values):.4g} [{min(values):.4g}-{max(values):.4g}]"
 
 
 def main() -> None:

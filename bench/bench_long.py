@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import rss_kib
+
 CONFIG = """\
 [rules]
 preset = "standard"
@@ -53,17 +55,6 @@ command = "{python} -m bench.instant_bot"
 name = "b"
 command = "{python} -m bench.instant_bot"
 """
-
-
-def rss_kib(pid: int) -> int:
-    """Resident memory of ``pid`` in KiB (0 once it is gone)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def games_done(store: Path) -> int:

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import pingpong
-from bench.common import cpu_seconds, machine, percentile, proc_seconds
+from bench.common import cpu_seconds, machine, percentile, proc_seconds, rss_kib, summary
 from referee.cli.logs import configure
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
@@ -60,14 +60,6 @@ from referee.net.transport import RouterTransport, TransportConfig
 
 INSTANT = f"{sys.executable} -m bench.instant_bot"
 CLOCK = TimeControl(move=5.0, bank=60.0, startup=20.0, heartbeat=5.0)
-
-
-def rss_kib() -> int:
-    """Resident set size of this process in KiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 def _count_bytes(transport: RouterTransport, sizes: dict[str, list[int]]) -> None:
@@ -163,11 +155,6 @@ def one_match(kind: str, games: int, tmp: Path) -> dict[str, Any]:
     """One timed match in a fresh directory."""
     where = Path(tempfile.mkdtemp(dir=tmp))
     return asyncio.run(matches(1, games, kind, where))
-
-
-def summary(values: list[float]) -> str:
-    """``median [min-max]``, 3 significant digits."""
-    return f"{statistics.median(values):.4g} [{min(values):.4g}-{max(values):.4g}]"
 
 
 def measure_kind(kind: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:

@@ -69,8 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import raw_referee
-from bench.bench_match import rss_kib
-from bench.common import cpu_figures, cpu_seconds, machine, thread_names, thread_seconds
+from bench.common import cpu_figures, cpu_seconds, machine, rss_kib, thread_names, thread_seconds
 from bench.tournament_tables import add_marginal, control_table, median_rows, table
 from referee.cli.logs import configure
 from referee.match.clock import TimeControl

@@ -1,5 +1,6 @@
 """Shared helpers for the benchmarks (and the daemon tests that reuse them): timing summaries,
-a calibration workload, a free port, and the line a starting daemon prints once it serves."""
+a calibration workload, resident memory, a free port, and the line a starting daemon prints
+once it serves."""
 
 from __future__ import annotations
 
@@ -10,6 +11,23 @@ import socket
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
+
+
+def summary(values: list[float]) -> str:
+    """``median [min-max]``, 4 significant digits."""
+    return f"{statistics.median(values):.4g} [{min(values):.4g}-{max(values):.4g}]"
+
+
+def rss_kib(pid: int | str = "self") -> int:
+    """Resident set size of process ``pid`` (this one by default) in KiB; 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def percentile(sorted_values: Sequence[float], fraction: float) -> float:
