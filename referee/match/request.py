@@ -10,11 +10,20 @@ protocol's description of ``request`` and its ``view`` (:func:`protocol.fields.d
 The writer fills the fields in the order of :data:`_REQUEST_FIELDS` and :data:`_VIEW_FIELDS`;
 importing this module fails if the description's always-written fields differ from them.
 The fragment tables take about 2 MiB, once per process.
+
+The same writer is compiled (``referee/match/_request.c``) when the install had a C compiler:
+:func:`request_bytes` is then the compiled one, given these fragments at import, and the
+Python writer (:func:`python_request_bytes`) is what it falls back to for anything outside the
+common case (tested byte for byte against it). ``GIN_REFEREE_PURE_PYTHON=1`` in the
+environment keeps the Python writer; :data:`COMPILED` says which one is in use.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 from collections.abc import Sequence
+from typing import Protocol
 
 import msgpack
 
@@ -35,7 +44,7 @@ from referee.rules import (
 )
 from referee.rules.cards import CARD_TEXT, ROW_MASK, row_table
 
-__all__ = ["request_bytes"]
+__all__ = ["COMPILED", "python_request_bytes", "request_bytes"]
 
 _pack = msgpack.Packer(use_bin_type=True).pack
 
@@ -158,7 +167,7 @@ def _legal_parts(legal: Sequence[Action]) -> list[bytes]:
         return [_packed_action(action) for action in legal]
 
 
-def request_bytes(
+def python_request_bytes(
     state: HandState,
     legal: Sequence[Action],
     request_id: int,
@@ -226,3 +235,70 @@ def request_bytes(
             *((_K_EVENTS, _array_header(len(events)), *events) if events else ()),
         )
     )
+
+
+class _Writer(Protocol):
+    def __call__(
+        self,
+        state: HandState,
+        legal: Sequence[Action],
+        request_id: int,
+        time_left_ms: int,
+        bank_ms: int,
+        events: Sequence[bytes] = (),
+    ) -> bytes: ...
+
+
+def _compiled() -> _Writer | None:
+    """The compiled writer, given this module's fragments, or None (not built, or
+    ``GIN_REFEREE_PURE_PYTHON`` set)."""
+    if os.environ.get("GIN_REFEREE_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:  # (by name: the import linter would read a plain import as one of referee.match)
+        _request = importlib.import_module("referee.match._request")
+    except ImportError:  # installed without a C compiler: the Python writer
+        return None
+    fields = HandState._fields
+    _request.setup(
+        {
+            "head": _REQUEST_HEAD,
+            "head_events": _REQUEST_HEAD_EVENTS,
+            "nil": _NIL,
+            "k_pile": _K_PILE,
+            "k_stock": _K_STOCK,
+            "k_opp_size": _K_OPP_SIZE,
+            "k_opp_known": _K_OPP_KNOWN,
+            "k_knock": _K_KNOCK,
+            "k_mult": _K_MULT,
+            "k_turn": _K_TURN,
+            "k_scores": _K_SCORES,
+            "k_taken": _K_TAKEN,
+            "k_time_left": _K_TIME_LEFT,
+            "k_bank": _K_BANK,
+            "k_events": _K_EVENTS,
+            "cards": _CARD,
+            "phases": tuple(
+                (phase, _DECISION_BY_PHASE[phase], _VIEW_BY_PHASE[phase]) for phase in Phase
+            ),
+            "actions": tuple((action, _ACTIONS[id(action)]) for action in _INTERNED),
+            "fields": tuple(
+                fields.index(name)
+                for name in (
+                    *("dealer", "deck", "hands", "stock_pos", "discard_pile", "phase"),
+                    *("to_act", "taken", "known", "turn", "knock_limit", "multiplier"),
+                    "scores",
+                )
+            ),
+        },
+        python_request_bytes,
+    )
+    writer: _Writer = _request.request_bytes
+    return writer
+
+
+_COMPILED_WRITER = _compiled()
+COMPILED = _COMPILED_WRITER is not None
+"""Whether :func:`request_bytes` is the compiled writer."""
+request_bytes: _Writer = python_request_bytes if _COMPILED_WRITER is None else _COMPILED_WRITER
+"""The encoded ``request`` (see :func:`python_request_bytes`): the compiled writer when there
+is one, else the Python writer."""

@@ -35,16 +35,14 @@ from tests.rules.test_golden import BIG, DEFENDER
 ids = st.integers(0, 2**53 - 1)
 
 
-events = st.lists(
-    st.builds(
-        Event,
-        st.integers(0, 1),
-        st.sampled_from(
-            [WireAction("draw_stock"), WireAction("take_discard", "Qh"), WireAction("knock", "2c")]
-        ),
+an_event = st.builds(
+    Event,
+    st.integers(0, 1),
+    st.sampled_from(
+        [WireAction("draw_stock"), WireAction("take_discard", "Qh"), WireAction("knock", "2c")]
     ),
-    max_size=3,
-).map(tuple)
+)
+events = st.lists(an_event, max_size=3).map(tuple)
 
 
 mask_texts = mask_table(CARD_TEXT)
