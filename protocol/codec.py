@@ -30,10 +30,12 @@ malformed
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NoReturn, cast
 
 import msgpack
 
+from protocol.cards import ALL_CARDS
 from protocol.checks import MAX_INT
 from protocol.errors import MalformedMessage
 from protocol.fields import describe, to_wire
@@ -49,6 +51,7 @@ from protocol.schema import (
     RefereeMessage,
     WireAction,
 )
+from protocol.values import ACTION_KINDS
 
 __all__ = [
     "MAX_ARRAY_LEN",
@@ -201,15 +204,48 @@ _FAST_ACTION_BYTES = 128
 """Longest payload the action fast path looks at (a meld-free action is about 60 bytes)."""
 
 
+_UINT_BYTES = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8}
+"""msgpack's unsigned integer markers, and the big-endian bytes after each."""
+
+
+@functools.cache
+def _layout() -> tuple[bytes, dict[bytes, WireAction]]:
+    """The common reply's layout, as :func:`encode_action` writes it: its head (a 3-entry map,
+    ``type`` ``action``, then the ``request_id`` key) and, for every meld-free action a bot
+    may send, its tail (from the ``action`` key to the end, ``kind`` before ``card``) with the
+    interned wire action. Made at the first :func:`decode_action` (a bot never needs it)."""
+    spec = describe(ActionMsg)
+    keys = spec.keys()
+    tails = {}
+    for kind in ACTION_KINDS:
+        for card in (None, *ALL_CARDS):
+            action = simple_action(kind, card)
+            if action is not None:
+                tails[keys["action"] + _pack(to_wire(action))] = action
+    return spec.header() + spec.type_prefix() + keys["request_id"], tails
+
+
 def decode_action(data: bytes) -> tuple[int, WireAction] | None:
     """Fast path of :func:`decode_bot_message` for the common reply: ``(request_id, action)``
     of a well-formed ``action`` message without melds or extra fields, else None.
 
     None means "use :func:`decode_bot_message`", which gives the same result for everything
-    this accepts (property-tested) and the precise error for everything else.
+    this accepts (property-tested) and the precise error for everything else. A reply laid
+    out as :func:`encode_action` writes it (the SDK's, and most bots') is read from its bytes:
+    the fixed head, the request id, then the rest looked up whole; any other is unpacked.
     """
     if len(data) > _FAST_ACTION_BYTES:
         return None
+    head, tails = _layout()
+    at = len(head)
+    if data.startswith(head) and len(data) > at:
+        marker = data[at]
+        size = 0 if marker < 0x80 else _UINT_BYTES.get(marker, -1)
+        if size >= 0:  # a positive integer: the rest must be one of the tails, exactly
+            number = marker if size == 0 else int.from_bytes(data[at + 1 : at + 1 + size])
+            action = tails.get(data[at + 1 + size :])
+            if action is not None and number <= MAX_INT:
+                return number, action
     try:
         m = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=False, max_bin_len=0)
     except Exception:  # any bytes the full decoder must explain

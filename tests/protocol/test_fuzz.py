@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from protocol.cards import ALL_CARDS
+from protocol.checks import MAX_INT
 from protocol.codec import (
     MAX_ARRAY_LEN,
     MAX_DEPTH,
@@ -21,13 +23,23 @@ from protocol.codec import (
     decode_bot_message,
     decode_referee_message,
     encode,
+    encode_action,
     unpack,
 )
 from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
 from protocol.examples import EXAMPLES
-from protocol.parse import parse_message
+from protocol.parse import parse_message, simple_action
 from protocol.request_fast import read_request
-from protocol.schema import MESSAGE_CLASSES, REFEREE_MESSAGE_TYPES, ActionMsg, Bye, Message, Request
+from protocol.schema import (
+    MESSAGE_CLASSES,
+    REFEREE_MESSAGE_TYPES,
+    ActionMsg,
+    Bye,
+    Message,
+    Request,
+    WireAction,
+)
+from protocol.values import ACTION_KINDS
 from tests.protocol.strategies import corrupt, messages, wire_map
 
 DECODERS = (decode, decode_bot_message, decode_referee_message)
@@ -83,6 +95,79 @@ def test_mangled_valid_messages(msg: Message, data: st.DataObject) -> None:
     flip = data.draw(st.integers(0, len(raw) - 1))
     _decode_all(raw[:flip] + bytes([raw[flip] ^ data.draw(st.integers(1, 255))]) + raw[flip + 1 :])
     _decode_all(raw + data.draw(st.binary(min_size=1, max_size=4)))
+
+
+# The action fast path reads the common reply (encode_action's layout) from its bytes: every
+# request id form, every action a bot may send, and any damage to those bytes.
+BOT_ACTIONS = [
+    action
+    for kind in ACTION_KINDS
+    for card in (None, *ALL_CARDS)
+    if (action := simple_action(kind, card)) is not None
+]
+bot_actions = st.sampled_from(BOT_ACTIONS)
+request_ids = st.integers(0, 2**64 - 1) | st.sampled_from(
+    [*(2**k + d for k in (7, 8, 16, 32, 53) for d in (-1, 0, 1)), 0, 2**64 - 1]
+)
+
+
+@settings(max_examples=500)
+@given(bot_actions, request_ids)
+def test_the_action_fast_path_reads_every_common_reply(action: WireAction, rid: int) -> None:
+    data = encode_action(rid, action)
+    fast = decode_action(data)
+    if rid > MAX_INT:
+        assert fast is None
+        with pytest.raises(ProtocolError):
+            decode_bot_message(data)
+        return
+    assert fast == (rid, action) and fast[1] is action
+    general = decode_bot_message(data)
+    assert isinstance(general, ActionMsg) and general.action is action
+
+
+@settings(max_examples=500)
+@given(bot_actions, request_ids, st.data())
+def test_a_damaged_common_reply_is_read_as_the_general_decoder_reads_it(
+    action: WireAction, rid: int, data: st.DataObject
+) -> None:
+    raw = encode_action(rid, action)
+    at = data.draw(st.integers(0, len(raw) - 1))
+    _decode_all(raw[:at])
+    _decode_all(raw[:at] + bytes([raw[at] ^ data.draw(st.integers(1, 255))]) + raw[at + 1 :])
+    _decode_all(raw[:at] + data.draw(st.binary(min_size=1, max_size=3)) + raw[at:])
+    _decode_all(raw + data.draw(st.binary(min_size=1, max_size=3)))
+
+
+def test_the_common_reply_is_read_from_its_bytes_without_unpacking(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What makes the fast path fast: no msgpack unpacking for the common reply, whatever
+    the id's form and the action."""
+    replies = [
+        (rid, action, encode_action(rid, action))
+        for rid in (0, 127, 128, 255, 256, 65_535, 65_536, 2**32 - 1, 2**32, MAX_INT)
+        for action in BOT_ACTIONS
+    ]
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("unpacked")
+
+    monkeypatch.setattr(msgpack, "unpackb", refuse)
+    for rid, action, data in replies:
+        assert decode_action(data) == (rid, action)
+
+
+def test_a_request_id_in_a_longer_form_than_needed_is_read_alike() -> None:
+    action = simple_action("discard", "Qh")
+    assert action is not None
+    raw = encode_action(5, action)
+    at = raw.index(b"request_id") + len(b"request_id")
+    for marker, size in ((0xCC, 1), (0xCD, 2), (0xCE, 4), (0xCF, 8)):
+        wide = bytes([marker]) + (5).to_bytes(size, "big")
+        data = raw[:at] + wide + raw[at + 1 :]
+        assert decode_action(data) == (5, action)
+        assert decode_bot_message(data) == ActionMsg(5, action)
 
 
 @settings(max_examples=200)
