@@ -5,10 +5,12 @@ Usage: ``python misbehave.py MODE [N]``; it plays the first legal action until d
 is written to stderr as one line (``got error CODE: MESSAGE``), which the tests read back from
 the seat's stderr file.
 
-Modes at decision N: sleep, crash, garbage, shape, illegal, double, flood, disconnect,
+Modes at decision N: sleep, crash, garbage, shape, trailing (a reply in the common layout with
+a byte after it), huge_id (a request id past 2**53 - 1), illegal, double, flood, disconnect,
 freeze (SIGSTOPs itself), oversize (a 70 KB reply), bye, multiframe, hello_twice, pong_flood
 (1,100 pongs to no ping), mute (at its first discard from decision N on, replies, then reads
 and sends nothing more: idle and silent), slow (from decision N on, thinks 4 s per decision),
+wide_id (from decision N on, every request id written as a uint32: valid, and played),
 and one per message
 in :data:`BAD_ACTIONS` (sent instead of the reply). ``draw_card`` and ``knock_meld`` wait for
 the first request from N on where ``draw_stock`` or a discard is legal. Other modes: never
@@ -177,6 +179,12 @@ def main() -> int:
                 elif mode == "shape":
                     sock.send(pack({"type": "action", "request_id": "seven"}))
                     continue
+                elif mode == "trailing":  # the common reply's layout, one byte too many
+                    sock.send(pack(reply) + b"\x00")
+                    continue
+                elif mode == "huge_id":  # the common layout, an id past 2**53 - 1 (as uint64)
+                    sock.send(pack({**reply, "request_id": 2**60}))
+                    continue
                 elif mode == "multiframe":
                     sock.send_multipart([b"", pack(reply)])
                     continue
@@ -206,6 +214,12 @@ def main() -> int:
                 elif mode == "bye":
                     sock.send(pack({"type": "bye", "reason": "leaving"}))
                     time.sleep(600)
+            if mode == "wide_id" and decisions >= at:  # each id as a uint32: valid, if long
+                head = pack({"type": "action"})[1:]  # the "type" entry, without its map header
+                rest = pack({"action": reply["action"]})[1:]
+                sock.send(b"\x83" + head + msgpack.packb("request_id") + b"\xce"
+                          + rid.to_bytes(4, "big") + rest)  # fmt: skip
+                continue
             sock.send(pack(reply))
             if mode == "double":
                 sock.send(pack(reply))

@@ -87,6 +87,9 @@ AFTER_HELLO = [
     ("unexpected_type", "unexpected_type", FaultKind.MALFORMED, "unexpected_type: message.type"),
     ("missing", "missing_field", FaultKind.MALFORMED, "missing_field: action.request_id"),
     ("shape", "bad_type", FaultKind.MALFORMED, "bad_type: action.request_id"),
+    # the common reply's layout, which the referee reads from its bytes, damaged:
+    ("trailing", "malformed", FaultKind.MALFORMED, "trailing bytes after the message"),
+    ("huge_id", "bad_value", FaultKind.MALFORMED, "action.request_id: must be in 0.."),
     ("draw_card", "bad_value", FaultKind.MALFORMED, "not allowed in a bot's draw_stock"),
     ("knock_meld", "bad_value", FaultKind.MALFORMED, "contains the knock card"),
     ("bad_card", "bad_card", FaultKind.MALFORMED, "bad_card: action.action.card"),
@@ -110,6 +113,16 @@ async def test_a_seated_bot_gets_the_error_then_the_fault(
     assert log.index(f"got error {code}:") < log.index("got match_end")
     assert result.winner == 0 and result.seats[0].games_won == 1
     assert f'"kind":"{kind}"' in (tmp_path / "match.jsonl").read_text()
+
+
+@pytest.mark.asyncio
+async def test_request_ids_in_a_longer_form_than_needed_are_played(tmp_path: Path) -> None:
+    """A reply may write its id in any msgpack integer form: every id as a uint32 (which the
+    referee reads from the bytes, docs/performance.md) is a normal reply, all game long."""
+    result = await play(GREEDY, bad("wide_id", 1), tmp_path)
+    assert result.reason == "normal" and not result.seats[1].faults
+    assert not result.seats[1].stale_replies and result.seats[1].decisions > 20
+    assert "got error" not in told(tmp_path)
 
 
 @pytest.mark.asyncio
