@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
 
 import msgpack
 
@@ -237,19 +236,7 @@ def python_request_bytes(
     )
 
 
-class _Writer(Protocol):
-    def __call__(
-        self,
-        state: HandState,
-        legal: Sequence[Action],
-        request_id: int,
-        time_left_ms: int,
-        bank_ms: int,
-        events: Sequence[bytes] = (),
-    ) -> bytes: ...
-
-
-def _compiled() -> _Writer | None:
+def _compiled() -> Callable[..., bytes] | None:
     """The compiled writer, given this module's fragments, or None (not built, or
     ``GIN_REFEREE_PURE_PYTHON`` set)."""
     if os.environ.get("GIN_REFEREE_PURE_PYTHON", "") not in ("", "0"):
@@ -292,13 +279,15 @@ def _compiled() -> _Writer | None:
         },
         python_request_bytes,
     )
-    writer: _Writer = _request.request_bytes
+    writer: Callable[..., bytes] = _request.request_bytes
     return writer
 
 
 _COMPILED_WRITER = _compiled()
 COMPILED = _COMPILED_WRITER is not None
 """Whether :func:`request_bytes` is the compiled writer."""
-request_bytes: _Writer = python_request_bytes if _COMPILED_WRITER is None else _COMPILED_WRITER
+request_bytes = python_request_bytes
 """The encoded ``request`` (see :func:`python_request_bytes`): the compiled writer when there
 is one, else the Python writer."""
+if _COMPILED_WRITER is not None:
+    request_bytes = _COMPILED_WRITER
