@@ -46,7 +46,7 @@ from bench.common import machine, percentile
 from referee.cli.logs import configure
 from referee.match.clock import Clock, TimeControl
 from referee.match.faults import FaultKind
-from referee.match.seat import SeatLink
+from referee.match.seat_base import SeatBase
 from referee.net import process, transport
 from referee.rules import RuleSet
 from referee.tournament.runner import TournamentRun
@@ -83,10 +83,10 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
     """Patch the referee to report to ``probe`` (and, unless ``stamps``, stamp arrivals
     when the loop reads the bytes; with ``nice``, start bots that many steps below the
     referee's priority instead of the default); undone on exit."""
-    saved_fault, saved_charge = SeatLink.record_fault, Clock.charge
+    saved_fault, saved_charge = SeatBase.record_fault, Clock.charge
     saved_start, saved_arrival = process.BotProcess.start, transport.RouterTransport.arrival
 
-    def record_fault(self: SeatLink, kind: FaultKind, detail: str, **kw: Any) -> Any:
+    def record_fault(self: SeatBase, kind: FaultKind, detail: str, **kw: Any) -> Any:
         if kind is FaultKind.TIMEOUT and self.fault is None:
             now = time.monotonic()
             window = self.clock.time_left + self.control.grace
@@ -115,7 +115,7 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
     def read_time(self: transport.RouterTransport) -> float:
         return self.loop.time()
 
-    SeatLink.record_fault = record_fault  # type: ignore[method-assign]
+    SeatBase.record_fault = record_fault  # type: ignore[method-assign]
     Clock.charge = charge  # type: ignore[method-assign]
     process.BotProcess.start = start  # type: ignore[method-assign]
     if not stamps:
@@ -123,7 +123,7 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
     try:
         yield
     finally:
-        SeatLink.record_fault = saved_fault  # type: ignore[method-assign]
+        SeatBase.record_fault = saved_fault  # type: ignore[method-assign]
         Clock.charge = saved_charge  # type: ignore[method-assign]
         process.BotProcess.start = saved_start  # type: ignore[method-assign]
         transport.RouterTransport.arrival = saved_arrival  # type: ignore[method-assign]
