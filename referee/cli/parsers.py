@@ -284,7 +284,7 @@ def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 def add_view_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``view`` and ``report`` on the main parser."""
     v = sub.add_parser("view", help="write a match record's replay as one HTML page")
-    v.add_argument("record", type=Path, help="a match record (.jsonl)")
+    v.add_argument("record", type=Path, help="a match record (.jsonl, or a tournament's .jsonl.gz)")
     v.add_argument("-o", "--out", type=Path, default=None, help="page (default RECORD.html)")
     r = sub.add_parser("report", help="write a tournament's standings page (HTML)")
     r.add_argument("dir", type=Path, help="the tournament's output directory")

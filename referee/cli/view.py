@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from referee.match import RecordError
+from referee.match.record_gzip import record_stem
 from referee.view.replay_html import write_viewer
 from referee.view.report_html import write_report
 from referee.view.run_dir import RunError
@@ -24,7 +25,7 @@ def _fail(message: str) -> int:
 def run_view(args: argparse.Namespace) -> int:
     """``gin-referee view RECORD [-o OUT.html]``."""
     record: Path = args.record
-    out: Path = args.out or record.with_suffix(".html")
+    out: Path = args.out or record.with_name(record_stem(record.name) + ".html")
     if not record.is_file():
         return _fail(f"{record}: no such record file")
     try:

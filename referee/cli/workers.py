@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from referee.cli.tournament import run_with_signals
+from referee.match.record_gzip import record_stem
 from referee.net.keys import KeyPair
 from referee.tournament.runner import TournamentRun
 from referee.tournament.store import StoreError, is_url, open_store
@@ -106,7 +107,7 @@ def run_fetch(args: argparse.Namespace) -> int:
                 if row.status != "done" or row.result is None:
                     continue
                 record = row.result.get("record")
-                stem = Path(str(record)).stem if record else f"g{row.spec.game_id:06d}"
+                stem = record_stem(Path(str(record)).name) if record else f"g{row.spec.game_id:06d}"
                 for seat in sorted({row.spec.seat0, row.spec.seat1}):
                     data = store.file(row.spec.game_id, f"stderr.{seat}")
                     if data is not None:

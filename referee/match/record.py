@@ -6,7 +6,8 @@ hash, seed, deal commitment, deal id and secret flag, seat names, time control, 
 and elapsed milliseconds, and the result), ``fault``, ``game`` (winner and totals) and
 ``match_end`` (with the revealed deal key, unless a tournament keeps it sealed). A hand line is
 written when the hand ends, so a decision costs no I/O; every line is flushed as written, so a
-killed referee loses at most the hand in progress. See docs/records.md.
+killed referee loses at most the hand in progress. A tournament compresses each finished record
+(:mod:`referee.match.record_gzip`); readers take either form. See docs/records.md.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import IO, Any
 
 from referee.match.deals import commitment, deck_order, parse_key
 from referee.match.faults import Fault
+from referee.match.record_gzip import read_record_bytes
 from referee.rules import (
     DECK,
     Action,
@@ -166,11 +168,12 @@ class ReplayReport:
 
 
 def read_record_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each non-blank line of a record as ``(line number, object)``; unreadable text, a line
-    that is not JSON or an object without a ``type`` raise :class:`RecordError`."""
+    """Each non-blank line of a record (plain, or gzip as a tournament leaves it) as ``(line
+    number, object)``; unreadable text, damaged gzip data, a line that is not JSON or an object
+    without a ``type`` raise :class:`RecordError`."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        text = read_record_bytes(path).decode("utf-8")
+    except (OSError, ValueError) as err:  # (UnicodeDecodeError is a ValueError)
         raise RecordError(str(path), 0, f"cannot read: {err}") from err
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

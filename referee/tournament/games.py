@@ -1,19 +1,26 @@
 """A tournament's schedule of games, and the stored form of a finished game's result.
 
 Duplicate deals: games ``2p`` and ``2p+1`` of a pairing share a ``deal_id``, so they see the
-same deck orders, with the seats swapped.
+same deck orders, with the seats swapped. A finished game's record is compressed before its
+result is stored (:func:`compress_record_of`), so the result names the file that stays.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import logging
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from referee.match import MatchResult
+from referee.match.record_gzip import compress_record
 from referee.tournament.config import TournamentConfig
 from referee.tournament.store import GameSpec
 
-__all__ = ["GameOutcome", "result_dict", "schedule"]
+__all__ = ["GameOutcome", "compress_record_of", "result_dict", "schedule"]
+
+LOGGER = logging.getLogger(__name__)
 
 
 def schedule(config: TournamentConfig) -> list[GameSpec]:
@@ -61,3 +68,17 @@ def result_dict(spec: GameSpec, result: MatchResult) -> dict[str, Any]:
         "record": result.record_path,
         "sandbox": result.sandbox,
     }
+
+
+async def compress_record_of(result: MatchResult) -> MatchResult:
+    """``result`` naming its record compressed (:func:`compress_record`, in a worker thread, so
+    the games in play go on meanwhile); unchanged, with a warning, if it could not be (the
+    plain record stays: nothing recorded is lost)."""
+    if result.record_path is None:
+        return result
+    try:
+        path = await asyncio.to_thread(compress_record, Path(result.record_path))
+    except OSError as err:
+        LOGGER.warning("record %s left uncompressed: %s", result.record_path, err)
+        return result
+    return replace(result, record_path=str(path))

@@ -45,7 +45,7 @@ from referee.net.transport import RouterTransport, TransportConfig
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import open_deal
-from referee.tournament.games import GameOutcome, result_dict, schedule
+from referee.tournament.games import GameOutcome, compress_record_of, result_dict, schedule
 from referee.tournament.lease import LEASE_SECONDS, Membership
 from referee.tournament.store import Claim, GameSpec, Store, StoreError, is_url, open_store
 
@@ -250,8 +250,12 @@ class TournamentRun:
             if self.stop.is_set() or not await self._others_playing(store):
                 return None
         renewer = asyncio.ensure_future(self._renew(store, claim))
+        files: dict[str, bytes] | None = None
         try:
             result = await self._play(hub, keeper, claim.game, claim.attempt)
+            if result is not None and result.error is None:
+                files = self._files(claim) if is_url(self.location) else None  # plain record
+                result = await compress_record_of(result)
         except asyncio.CancelledError:
             store.release(claim)
             raise
@@ -271,7 +275,7 @@ class TournamentRun:
         faults = stored["faults"]
         ok = store.record(
             claim, result=stored, faults=faults, timings={"lag_max": self.lag_max},
-            now=time.time(), files=self._files(claim) if is_url(self.location) else None,
+            now=time.time(), files=files,
         )  # fmt: skip
         if not ok:
             LOGGER.warning("game %d: lease lost, result not recorded", claim.game.game_id)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match import RecordError
+from referee.match.record_gzip import record_stem
 from referee.tournament.report import estimate_text
 from referee.view.page import asset, page, write_page
 from referee.view.replay_html import write_viewer
@@ -210,7 +211,7 @@ def write_report(
     if games:
         pages = out.parent / VIEWER_DIR
         for game_id, record in sorted(run.records.items()):
-            target = pages / (record.stem + ".html")
+            target = pages / (record_stem(record.name) + ".html")
             links[game_id] = f"{VIEWER_DIR}/{target.name}"
             try:
                 if (

@@ -19,7 +19,7 @@ __all__ = ["RunData", "RunError", "load_run", "stderr_tail"]
 
 STORE_NAME = "tournament.sqlite"
 _STDERR = re.compile(r"^g(\d+)-a(\d+)\.(.+)\.stderr$")
-_RECORD = re.compile(r"^g(\d+)-a(\d+)\.jsonl$")
+_RECORD = re.compile(r"^g(\d+)-a(\d+)\.jsonl(?:\.gz)?$")
 TAIL_BYTES = 2000
 
 

@@ -30,6 +30,7 @@ import pytest
 from referee.live import LiveConfig, Spectating
 from referee.live.server import live_page
 from referee.match import Observer
+from referee.match.record_gzip import record_stem
 from referee.tournament.config import load_config
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
 from referee.view.replay_data import match_data
@@ -101,9 +102,9 @@ def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
     events = asyncio.run(_spectate(config, out, games, ledger))
 
     expected: dict[tuple[str, str], dict[str, Any]] = {}
-    for record in sorted((out / "games").glob("*.jsonl")):
+    for record in sorted((out / "games").glob("*.jsonl.gz")):
         for hand in match_data(record)["hands"]:
-            expected[(record.stem, hand["id"])] = hand
+            expected[(record_stem(record.name), hand["id"])] = hand
     per_deal = Counter(spec.deal_id for spec in games)
 
     seen_steps: dict[tuple[str, str], int] = {}

@@ -4,6 +4,7 @@ mid-game and one SIGSTOPped past its lease, recording exactly the games one proc
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -214,7 +215,10 @@ def test_four_workers_one_killed_one_stopped_record_what_one_process_records(
     fetched = tmp_path / "fetched"
     assert main(["fetch", "--store", url, "--out", str(fetched)]) == 0
     records = sorted(fetched.glob("games/*.jsonl"))
-    assert len(records) == 16
+    assert len(records) == 16  # the plain record, named as a local run names it
+    assert all(re.fullmatch(r"g\d{6}-a\d+\.jsonl", path.name) for path in records)
+    stderr_names = [path.name for path in fetched.glob("stderr/*")]
+    assert stderr_names and all(re.fullmatch(r"g\d{6}-a\d+\.\w+\.stderr", n) for n in stderr_names)
     assert main(["replay", str(records[0]), "--quiet"]) == 0
     assert main(["results", "--store", url, "--format", "json"]) == 0
     blocked = tmp_path / "a-file"

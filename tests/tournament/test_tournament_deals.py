@@ -14,6 +14,7 @@ import pytest
 
 from referee.cli import main
 from referee.match.deals import Deal, commitment, parse_key
+from referee.match.record_gzip import read_record_bytes
 from referee.rules import STANDARD
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import KEY_FILE, deal_status, open_deal
@@ -71,8 +72,8 @@ def test_kept_spies_never_replay_a_deal_and_never_see_the_key_before_the_end(
     commitments = {start["commitment"] for start in starts}
     assert len(commitments) == 1
     assert stat.S_IMODE((out / KEY_FILE).stat().st_mode) == 0o600
-    for path in (out / "games").glob("*.jsonl"):
-        assert "deal_key" not in path.read_text().replace('"deal_key":null', "")
+    for path in (out / "games").glob("*.jsonl.gz"):
+        assert "deal_key" not in read_record_bytes(path).decode().replace('"deal_key":null', "")
 
     capsys.readouterr()
     assert main(["results", str(out), "--format", "json"]) == 0
@@ -82,7 +83,7 @@ def test_kept_spies_never_replay_a_deal_and_never_see_the_key_before_the_end(
     assert main(["results", str(out)]) == 0
     assert f"deal key: {deals['deal_key']}" in capsys.readouterr().out
 
-    record = next((out / "games").glob("*.jsonl"))
+    record = next((out / "games").glob("*.jsonl.gz"))
     assert main(["replay", str(record), "--verify", "--quiet"]) == 1
     assert "no deal key" in capsys.readouterr().err
     assert main(["replay", str(record), "--deal-key", deals["deal_key"], "--quiet"]) == 0

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
+from referee.match.record import read_record_lines
 from referee.tournament.store import SqliteStore, StoreError
 from tests.e2e.helpers import BOTS, GREEDY, RANDOM, bad, node_bot
 
@@ -79,7 +80,16 @@ def test_round_robin_of_the_sample_bots(tmp_path: Path, capsys: pytest.CaptureFi
     assert data["bots"][-1]["name"] == "random"
     assert main(["results", str(tmp_path / "out"), "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("rank,bot,games")
-    assert len(list((tmp_path / "out" / "games").glob("*.jsonl"))) == 6
+    # Each finished game's record is compressed, and its stored result names that file.
+    games_dir = tmp_path / "out" / "games"
+    assert len(list(games_dir.glob("*.jsonl.gz"))) == 6 and not list(games_dir.glob("*.jsonl"))
+    store = SqliteStore.open(tmp_path / "out" / "tournament.sqlite")
+    try:
+        named = [Path(row.result["record"]) for row in store.games() if row.result is not None]
+    finally:
+        store.close()
+    assert sorted(p.name for p in named) == sorted(p.name for p in games_dir.iterdir())
+    assert main(["replay", str(named[0]), "--quiet"]) == 0
 
 
 def test_the_hand_cap_per_game_is_configurable(tmp_path: Path) -> None:
@@ -98,8 +108,8 @@ def test_the_hand_cap_per_game_is_configurable(tmp_path: Path) -> None:
         leader = None if totals[0] == totals[1] else seats[0 if totals[0] > totals[1] else 1]
         assert result["winner"] == leader
     games = []
-    for record in (tmp_path / "out" / "games").glob("*.jsonl"):
-        lines = [json.loads(line) for line in record.read_text().splitlines()]
+    for record in (tmp_path / "out" / "games").glob("*.jsonl.gz"):
+        lines = [line for _, line in read_record_lines(record)]
         assert sum(1 for line in lines if line["type"] == "hand") == 1
         games += [line for line in lines if line["type"] == "game"]
     assert [game["how"] for game in games] == ["hand_cap", "hand_cap"]

@@ -12,6 +12,7 @@ import pytest
 
 from referee.cli import main
 from referee.match.record import RecordError, read_record_lines
+from referee.match.record_gzip import compress_record
 from referee.rules import DECK
 from referee.view.page import embed_json
 from referee.view.replay_data import match_data
@@ -87,6 +88,22 @@ def test_view_writes_a_page_beside_the_record(
     assert text.startswith("<!DOCTYPE html>") and 'id="gin-data"' in text
     assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in text and "src=" not in text
+
+
+def test_view_reads_a_compressed_record_as_the_plain_one(
+    record: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tournament's ``gNNNNNN-aK.jsonl.gz`` gives the same page as its plain record, named
+    ``gNNNNNN-aK.html``."""
+    plain = tmp_path / "g000004-a1.jsonl"
+    plain.write_bytes(record.read_bytes())
+    assert main(["view", str(plain), "-o", str(tmp_path / "plain.html")]) == 0
+    packed = compress_record(plain)
+    assert main(["view", str(packed)]) == 0
+    page = tmp_path / "g000004-a1.html"
+    assert capsys.readouterr().out.split()[-1] == str(page)
+    assert page.read_text() == (tmp_path / "plain.html").read_text()
+    assert match_data(packed) == match_data(record)
 
 
 @pytest.mark.parametrize(

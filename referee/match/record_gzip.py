@@ -1,0 +1,105 @@
+"""Finished records compressed on disk, and reading a record whichever way it is stored.
+
+A tournament writes each game's record as plain JSON Lines while the game is played (a line
+per hand, flushed, so a killed referee loses at most the hand in progress), then, once the game
+is over and before its result is stored, replaces it with a gzip file beside it
+(:func:`compress_record`: ``gNNNNNN-aK.jsonl`` becomes ``gNNNNNN-aK.jsonl.gz``, 5-7x smaller
+for long games). The stored result names the file that is left. The gzip file is written under
+a temporary name, flushed to disk and renamed before the plain file is removed, so at every
+moment one complete copy exists; a crash in between leaves both, identical.
+
+Every reader goes through :func:`read_record_bytes`, which takes either form (by the gzip magic
+number, not the name) and refuses a compressed file that would decompress past
+:data:`RECORD_MAX_BYTES`, so a hostile record passed to ``gin-referee replay`` cannot make the
+referee allocate without bound.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+__all__ = [
+    "GZIP_SUFFIX",
+    "RECORD_MAX_BYTES",
+    "compress_record",
+    "read_record_bytes",
+    "record_stem",
+]
+
+GZIP_SUFFIX = ".gz"
+RECORD_MAX_BYTES = 256 << 20
+"""The most a compressed record may hold once decompressed, 256 MiB: a tournament compresses
+one-game records (~50 KB for a long game; ~1 MB for a game stopped at the 200-hand cap); a
+record gzipped by hand is bounded the same way. Reading never holds more than this."""
+LEVEL = 6
+"""gzip's default level: 6.6x on a long game's record, ~1 ms of CPU per 45 KB game (level 1:
+4.7x; level 9: 7.2x at four times the CPU)."""
+_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
+
+
+def compress_record(path: Path) -> Path:
+    """Replace the finished record ``path`` by ``path.gz`` and return the new path.
+
+    The gzip file (level :data:`LEVEL`, no name or time in its header, so equal records give
+    equal bytes) is written as ``path.gz.tmp``, synced, renamed to ``path.gz``, and only then is
+    ``path`` removed. An ``OSError`` (disk full, ...) propagates with ``path`` untouched.
+    """
+    import zlib  # here, not at the top: a match's start-up does not import it (docs/performance.md)
+
+    target = path.with_name(path.name + GZIP_SUFFIX)
+    temporary = target.with_name(target.name + ".tmp")
+    data = path.read_bytes()
+    packer = zlib.compressobj(LEVEL, zlib.DEFLATED, 31)  # wbits 31: a gzip header, mtime 0
+    packed = packer.compress(data) + packer.flush()
+    try:
+        with open(temporary, "wb") as out:
+            out.write(packed)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        raise
+    path.unlink()
+    return target
+
+
+def read_record_bytes(path: Path, limit: int = RECORD_MAX_BYTES) -> bytes:
+    """The record's text as bytes, decompressed if ``path`` holds gzip data.
+
+    Raises ``OSError`` when the file cannot be read and ``ValueError`` naming the problem when
+    compressed data is damaged, cut short or decompresses past ``limit`` bytes.
+    """
+    with open(path, "rb") as raw:
+        if raw.read(2) != _MAGIC:
+            raw.seek(0)
+            return raw.read()
+        raw.seek(0)
+        import gzip  # (only for a compressed record)
+        import zlib
+
+        try:
+            with gzip.GzipFile(fileobj=raw, mode="rb") as unpacked:
+                chunks, size = [], 0
+                while size <= limit and (chunk := unpacked.read(_CHUNK)):
+                    chunks.append(chunk)
+                    size += len(chunk)
+        except EOFError as err:
+            raise ValueError("the gzip data is cut short (was the file copied whole?)") from err
+        except (gzip.BadGzipFile, zlib.error) as err:
+            raise ValueError(f"damaged gzip data ({err})") from err
+    if size > limit:
+        raise ValueError(f"decompresses to more than {limit} bytes; refused")
+    return b"".join(chunks)
+
+
+def record_stem(name: str) -> str:
+    """A record file's name without ``.jsonl`` or ``.jsonl.gz``: ``g000003-a0``."""
+    for suffix in (".jsonl" + GZIP_SUFFIX, ".jsonl"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return Path(name).stem
