@@ -19,7 +19,7 @@ from referee.cli.keys import add_security_options
 from referee.cli.logs import add_log_options
 from referee.match import CHECK_TIME, FaultPolicy
 from referee.net.sandbox import SANDBOX_CHOICES
-from referee.tournament.defaults import ELO_MODELS, LEASE_SECONDS, STORE_ENV
+from referee.tournament.defaults import ELO_MODELS, LEASE_SECONDS, REPORT_PAGES, STORE_ENV
 
 __all__ = [
     "OneCommand",
@@ -244,6 +244,16 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def page_count(text: str) -> int | None:
+    """An argparse type: ``all`` (None: no limit) or a number of pages, 0 or more
+    (``report --pages``)."""
+    if text == "all":
+        return None
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number (0 or more) or all, not {text!r}")
+    return int(text)
+
+
 def store_options(parser: argparse.ArgumentParser) -> None:
     """``--store`` and ``--lease``."""
     parser.add_argument(
@@ -289,7 +299,15 @@ def add_view_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r = sub.add_parser("report", help="write a tournament's standings page (HTML)")
     r.add_argument("dir", type=Path, help="the tournament's output directory")
     r.add_argument("-o", "--out", type=Path, default=None, help="page (default DIR/report.html)")
-    r.add_argument("--no-games", action="store_true", help="no replay page per game")
+    r.add_argument(
+        "--pages",
+        type=page_count,
+        default=REPORT_PAGES,
+        metavar="N|all",
+        help=f"replay pages for at most N games, those with faults first, then the latest "
+        f"(default {REPORT_PAGES}); all: every game",
+    )
+    r.add_argument("--no-games", action="store_true", help="no replay page (--pages 0)")
     r.add_argument("--rebuild", action="store_true", help="rewrite every game's replay page")
 
 

@@ -41,7 +41,8 @@ def run_view(args: argparse.Namespace) -> int:
 def run_report(args: argparse.Namespace) -> int:
     """``gin-referee report RUN_DIR [-o OUT.html]``."""
     try:
-        summary = write_report(args.dir, args.out, games=not args.no_games, rebuild=args.rebuild)
+        pages = 0 if args.no_games else args.pages
+        summary = write_report(args.dir, args.out, pages=pages, rebuild=args.rebuild)
     except RunError as err:
         return _fail(str(err))
     except OSError as err:
@@ -49,5 +50,7 @@ def run_report(args: argparse.Namespace) -> int:
     for game_id, problem in sorted(summary.problems.items()):
         print(f"game {game_id}: no replay page: {problem}", file=sys.stderr)
     pages = f"{summary.pages_written} replay page(s) written, {summary.pages_kept} kept"
+    if summary.pages_over:
+        pages += f", {summary.pages_over} game(s) over --pages {args.pages}"
     print(f"{summary.report} ({pages})")
     return EXIT_OK

@@ -4,7 +4,9 @@ One static HTML file (no script): the standings table beside an SVG plot of the 
 their intervals, the pairing matrix and head-to-head estimates, each bot's faults with the tail
 of its stderr, and every game with a link to its replay page. The replay pages are generated
 beside the report, in ``viewer/`` next to it, so the report and its pages can be copied or
-served as one folder; a page newer than its record is kept.
+served as one folder; a page newer than its record is kept. A page takes 5-60 ms and 60-500 KB,
+so a run of more than :data:`PAGES` games gets pages for that many of them only (the games with
+faults first, then the latest), unless asked for all.
 """
 
 from __future__ import annotations
@@ -18,15 +20,18 @@ from typing import Any
 
 from referee.match import RecordError
 from referee.match.record_gzip import record_stem
+from referee.tournament.defaults import REPORT_PAGES
 from referee.tournament.report import estimate_text
 from referee.view.page import asset, page, write_page
 from referee.view.replay_html import write_viewer
 from referee.view.run_dir import RunData, load_run, stderr_tail
 from referee.view.svg import elo_text, rating_plot
 
-__all__ = ["ReportSummary", "render_report", "write_report"]
+__all__ = ["PAGES", "ReportSummary", "paged_games", "render_report", "write_report"]
 
 VIEWER_DIR = "viewer"
+PAGES = REPORT_PAGES
+"""Replay pages written by default (``report --pages``)."""
 
 
 @dataclass(slots=True)
@@ -38,6 +43,8 @@ class ReportSummary:
     pages_kept: int = 0
     problems: dict[int, str] = field(default_factory=dict)
     """Games whose replay page could not be made, with the reason."""
+    pages_over: int = 0
+    """Recorded games left without a page by the ``pages`` limit."""
 
 
 def _e(value: object) -> str:
@@ -146,7 +153,20 @@ def _faults(run: RunData, links: dict[int, str]) -> str:
     return "".join(parts)
 
 
-def _games(run: RunData, links: dict[int, str], problems: dict[int, str]) -> str:
+def paged_games(run: RunData, pages: int | None) -> list[int]:
+    """The recorded games that get a replay page: all of them when ``pages`` is None or not
+    fewer than the records, else ``pages`` of them, the games with faults first (in game order),
+    then the latest."""
+    recorded = sorted(run.records)
+    if pages is None or len(recorded) <= pages:
+        return recorded
+    faulted = {int(f.get("game_id", -1)) for f in run.faults}
+    first = [gid for gid in recorded if gid in faulted]
+    rest = [gid for gid in reversed(recorded) if gid not in faulted]
+    return sorted((first + rest)[:pages])
+
+
+def _games(run: RunData, links: dict[int, str], problems: dict[int, str], over: int) -> str:
     rows = []
     for row in run.rows:
         gid, spec, result = row.spec.game_id, row.spec, row.result or {}
@@ -164,8 +184,15 @@ def _games(run: RunData, links: dict[int, str], problems: dict[int, str]) -> str
             f"<td class='num'>{_e(score)}</td><td>{_e(result.get('reason', ''))}</td>"
             f"<td class='num'>{faults or ''}</td><td>{view}</td></tr>"
         )
+    note = ""
+    if over:
+        note = (f"<p class='meta' id='pages-note'>Replay pages for {len(links)} of "
+                f"{len(links) + over} recorded games (the games with faults first, then the "
+                "latest): <code>gin-referee report --pages all</code> writes every one, "
+                "<code>gin-referee view</code> any single record.</p>")  # fmt: skip
     return (
-        "<section><h2>Games</h2><div class='scroll'><table class='games' id='games'><thead><tr>"
+        f"<section><h2>Games</h2>{note}"
+        "<div class='scroll'><table class='games' id='games'><thead><tr>"
         "<th>game</th><th>seat 0</th><th>seat 1</th><th>status</th><th>winner</th>"
         "<th>totals</th><th>end</th><th>faults</th><th></th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div></section>"
@@ -173,9 +200,10 @@ def _games(run: RunData, links: dict[int, str], problems: dict[int, str]) -> str
 
 
 def render_report(
-    run: RunData, links: dict[int, str], problems: dict[int, str] | None = None
+    run: RunData, links: dict[int, str], problems: dict[int, str] | None = None, over: int = 0
 ) -> str:
-    """The report page; ``links`` maps game ids to their replay pages (relative URLs)."""
+    """The report page; ``links`` maps game ids to their replay pages (relative URLs), ``over``
+    counts the recorded games left without one by the page limit."""
     config, s = run.config, run.standings
     name = str(config.get("name", run.directory.name))
     rules = config.get("rules", {}).get("name", "?")
@@ -193,25 +221,33 @@ def render_report(
         f"<main id='report'><header><h1>{_e(name)}</h1><p class='meta'>{_e(' · '.join(meta))}"
         f"</p><p class='meta'>Generated {generated} from {_e(run.directory)}.</p></header>"
         f"{_standings(run)}{_matrix(run)}{_faults(run, links)}"
-        f"{_games(run, links, problems or {})}</main>"
+        f"{_games(run, links, problems or {}, over)}</main>"
     )
     return page(title=f"{name} - standings", styles=[asset("report.css")], body=body)
 
 
 def write_report(
-    directory: Path, out: Path | None = None, *, games: bool = True, rebuild: bool = False
+    directory: Path,
+    out: Path | None = None,
+    *,
+    pages: int | None = PAGES,
+    rebuild: bool = False,
 ) -> ReportSummary:
-    """Write the report of run ``directory`` (default ``DIRECTORY/report.html``) and, with
-    ``games``, the replay page of every recorded game in ``viewer/`` beside it (a page newer
-    than its record is kept unless ``rebuild``)."""
+    """Write the report of run ``directory`` (default ``DIRECTORY/report.html``) and the replay
+    pages of its recorded games in ``viewer/`` beside it: all of them (``pages`` None), or at
+    most ``pages`` (:func:`paged_games`; 0: none). A page newer than its record is kept unless
+    ``rebuild``."""
     run = load_run(directory)
     out = out or directory / "report.html"
     summary = ReportSummary(out)
     links: dict[int, str] = {}
-    if games:
-        pages = out.parent / VIEWER_DIR
-        for game_id, record in sorted(run.records.items()):
-            target = pages / (record_stem(record.name) + ".html")
+    if pages != 0:
+        chosen = paged_games(run, pages)
+        summary.pages_over = len(run.records) - len(chosen)
+        viewer = out.parent / VIEWER_DIR
+        for game_id in chosen:
+            record = run.records[game_id]
+            target = viewer / (record_stem(record.name) + ".html")
             links[game_id] = f"{VIEWER_DIR}/{target.name}"
             try:
                 if (
@@ -226,5 +262,5 @@ def write_report(
             except RecordError as err:
                 del links[game_id]
                 summary.problems[game_id] = str(err)
-    write_page(out, render_report(run, links, summary.problems))
+    write_page(out, render_report(run, links, summary.problems, summary.pages_over))
     return summary

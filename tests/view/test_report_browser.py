@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,36 @@ def test_a_second_report_keeps_the_pages_and_games_can_be_left_out(
     assert main(["report", str(run_dir), "-o", str(out), "--no-games"]) == 0
     assert out.is_file() and not (out.parent / "viewer").exists()
     assert "viewer/" not in out.read_text()
+
+
+def test_past_the_page_limit_the_games_with_faults_get_pages_first(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run of more games than ``--pages``: that many pages, the games with faults first, the
+    rest of the table without links, and a note saying how to get them all."""
+    with SqliteStore.open(run_dir / "tournament.sqlite") as store:
+        faulted = sorted({int(f["game_id"]) for f in store.faults()})
+    assert len(faulted) == 4
+    out = tmp_path / "two" / "r.html"
+    assert main(["report", str(run_dir), "-o", str(out), "--pages", "2"]) == 0
+    assert "2 replay page(s) written, 0 kept, 4 game(s) over --pages 2" in capsys.readouterr().out
+    assert sorted(p.name for p in (out.parent / "viewer").iterdir()) == [
+        f"g{gid:06d}-a1.html" for gid in faulted[:2]
+    ]
+    text = out.read_text()
+    assert "Replay pages for 2 of 6 recorded games" in text and "--pages all" in text
+    assert set(re.findall(r'href="(viewer/[^"]+)"', text)) == {
+        f"viewer/g{gid:06d}-a1.html" for gid in faulted[:2]
+    }
+    latest = tmp_path / "five" / "r.html"
+    assert main(["report", str(run_dir), "-o", str(latest), "--pages", "5"]) == 0
+    clean = sorted(set(range(6)) - set(faulted))
+    assert sorted(p.name for p in (latest.parent / "viewer").iterdir()) == [
+        f"g{gid:06d}-a1.html" for gid in sorted([*faulted, clean[-1]])
+    ]
+    every = tmp_path / "all" / "r.html"
+    assert main(["report", str(run_dir), "-o", str(every), "--pages", "all"]) == 0
+    assert len(list((every.parent / "viewer").iterdir())) == 6
+    assert "Replay pages for" not in every.read_text()
+    assert main(["report", str(run_dir), "--pages", "-1"]) == 2
+    assert "--pages: expected a number (0 or more) or all, not '-1'" in capsys.readouterr().err
