@@ -5,8 +5,8 @@ their intervals, the pairing matrix and head-to-head estimates, each bot's fault
 of its stderr, and every game with a link to its replay page. The replay pages are generated
 beside the report, in ``viewer/`` next to it, so the report and its pages can be copied or
 served as one folder; a page newer than its record is kept. A page takes 5-60 ms and 60-500 KB,
-so a run of more than :data:`PAGES` games gets pages for that many of them only (the games with
-faults first, then the latest), unless asked for all.
+so a run of more than :data:`~referee.tournament.defaults.REPORT_PAGES` games gets pages for
+that many of them only (the games with faults first, then the latest), unless asked for all.
 """
 
 from __future__ import annotations
@@ -27,11 +27,9 @@ from referee.view.replay_html import write_viewer
 from referee.view.run_dir import RunData, load_run, stderr_tail
 from referee.view.svg import elo_text, rating_plot
 
-__all__ = ["PAGES", "ReportSummary", "paged_games", "render_report", "write_report"]
+__all__ = ["ReportSummary", "paged_games", "render_report", "write_report"]
 
 VIEWER_DIR = "viewer"
-PAGES = REPORT_PAGES
-"""Replay pages written by default (``report --pages``)."""
 
 
 @dataclass(slots=True)
@@ -186,8 +184,9 @@ def _games(run: RunData, links: dict[int, str], problems: dict[int, str], over: 
         )
     note = ""
     if over:
-        note = (f"<p class='meta' id='pages-note'>Replay pages for {len(links)} of "
-                f"{len(links) + over} recorded games (the games with faults first, then the "
+        total = len(run.records)
+        note = (f"<p class='meta' id='pages-note'>Replay pages for {total - over} of "
+                f"{total} recorded games (the games with faults first, then the "
                 "latest): <code>gin-referee report --pages all</code> writes every one, "
                 "<code>gin-referee view</code> any single record.</p>")  # fmt: skip
     return (
@@ -230,7 +229,7 @@ def write_report(
     directory: Path,
     out: Path | None = None,
     *,
-    pages: int | None = PAGES,
+    pages: int | None = REPORT_PAGES,
     rebuild: bool = False,
 ) -> ReportSummary:
     """Write the report of run ``directory`` (default ``DIRECTORY/report.html``) and the replay
