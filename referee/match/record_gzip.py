@@ -44,8 +44,9 @@ def compress_record(path: Path) -> Path:
     """Replace the finished record ``path`` by ``path.gz`` and return the new path.
 
     The gzip file (level :data:`LEVEL`, no name or time in its header, so equal records give
-    equal bytes) is written as ``path.gz.tmp``, synced, renamed to ``path.gz``, and only then is
-    ``path`` removed. An ``OSError`` (disk full, ...) propagates with ``path`` untouched.
+    equal bytes) is written as ``path.gz.tmp`` (created anew: whatever had that name, a link
+    included, is replaced, not written through), synced, renamed to ``path.gz``, and only then
+    is ``path`` removed. An ``OSError`` (disk full, ...) propagates with ``path`` untouched.
     """
     import zlib  # here, not at the top: a match's start-up does not import it (docs/performance.md)
 
@@ -55,7 +56,9 @@ def compress_record(path: Path) -> Path:
     packer = zlib.compressobj(LEVEL, zlib.DEFLATED, 31)  # wbits 31: a gzip header, mtime 0
     packed = packer.compress(data) + packer.flush()
     try:
-        with open(temporary, "wb") as out:
+        temporary.unlink(missing_ok=True)  # a crash's leftover, or a planted link: never followed
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with open(fd, "wb") as out:
             out.write(packed)
             out.flush()
             os.fsync(out.fileno())

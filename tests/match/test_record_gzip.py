@@ -109,3 +109,18 @@ def test_record_stem() -> None:
     assert record_stem("g000004-a1.jsonl.gz") == "g000004-a1"
     assert record_stem("g000004-a1.jsonl") == "g000004-a1"
     assert record_stem("notes.txt") == "notes"
+
+
+def test_a_planted_link_at_the_temporary_name_is_replaced_not_written_through(
+    tmp_path: Path,
+) -> None:
+    """Whatever sits at ``NAME.gz.tmp`` (a crash's leftover, or a link someone planted to a
+    file the referee may write) is removed, never opened: the link's target is untouched."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    plain = _record(tmp_path / "g000005-a1.jsonl")
+    (tmp_path / "g000005-a1.jsonl.gz.tmp").symlink_to(victim)
+    packed = compress_record(plain)
+    assert victim.read_text() == "keep me"
+    assert [line for _, line in read_record_lines(packed)] == LINES
+    assert not (tmp_path / "g000005-a1.jsonl.gz.tmp").exists()
