@@ -48,7 +48,7 @@ def compress_record(path: Path) -> Path:
     included, is replaced, not written through), synced, renamed to ``path.gz``, and only then
     is ``path`` removed. An ``OSError`` (disk full, ...) propagates with ``path`` untouched.
     """
-    import zlib  # here, not at the top: a match's start-up does not import it (docs/performance.md)
+    import zlib  # here, not at the top: a match's start-up does not need it
 
     target = path.with_name(path.name + GZIP_SUFFIX)
     temporary = target.with_name(target.name + ".tmp")

@@ -9,7 +9,7 @@
   default), so the referee, which keeps every clock, is never the one kept waiting: one
   runnable nice-0 referee weighs as much as ten runnable bots at +10 (three at +5) in the
   kernel's fair scheduler; with 16 games on 2 cores +10 gave a third more decisions per
-  second than +5, about the same at 32 (docs/performance.md).
+  second than +5, about the same at 32 (docs/design/performance-notes.md).
 * A bot is started by :func:`referee.net.spawn.spawn`, without the event loop (``fork_exec``
   blocks the caller for a few ms), and adopted by :meth:`BotProcess.adopt`, which reads its
   stderr pipe and watches its exit on the loop: through a pidfd (Linux 5.3+) the loop polls
