@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from referee.match.deals import commitment, deck_order, parse_key
 from referee.match.faults import Fault
-from referee.match.record_gzip import read_record_bytes
+from referee.match.record_gzip import record_lines
 from referee.rules import (
     DECK,
     Action,
@@ -171,11 +171,18 @@ def read_record_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each non-blank line of a record (plain, or gzip as a tournament leaves it) as ``(line
     number, object)``; unreadable text, damaged gzip data, a line that is not JSON or an object
     without a ``type`` raise :class:`RecordError`."""
-    try:
-        text = read_record_bytes(path).decode("utf-8")
-    except (OSError, ValueError) as err:  # (UnicodeDecodeError is a ValueError)
-        raise RecordError(str(path), 0, f"cannot read: {err}") from err
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = record_lines(path)  # a line at a time, each bounded (see record_gzip)
+    number = 0
+    while True:
+        try:
+            raw = next(lines, None)
+            if raw is None:
+                return
+            line = raw.decode("utf-8")
+        except (OSError, ValueError) as err:  # (UnicodeDecodeError is a ValueError)
+            where = number + 1 if number else 0  # 0: nothing could be read
+            raise RecordError(str(path), where, f"cannot read: {err}") from err
+        number += 1
         if not line.strip():
             continue
         try:

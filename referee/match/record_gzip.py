@@ -3,39 +3,46 @@
 A tournament writes each game's record as plain JSON Lines while the game is played (a line
 per hand, flushed, so a killed referee loses at most the hand in progress), then, once the game
 is over and before its result is stored, replaces it with a gzip file beside it
-(:func:`compress_record`: ``gNNNNNN-aK.jsonl`` becomes ``gNNNNNN-aK.jsonl.gz``, 5-7x smaller
-for long games). The stored result names the file that is left. The gzip file is written under
-a temporary name, flushed to disk and renamed before the plain file is removed, so at every
-moment one complete copy exists; a crash in between leaves both, identical.
+(:func:`compress_record`: ``gNNNNNN-aK.jsonl`` becomes ``gNNNNNN-aK.jsonl.gz``, 3x smaller for
+a short game, 5x for a long one). The stored result names the file that is left. The gzip file
+is written under a temporary name, flushed to disk and renamed before the plain file is
+removed, so at every moment one complete copy exists; a crash in between leaves both, identical.
 
-Every reader goes through :func:`read_record_bytes`, which takes either form (by the gzip magic
-number, not the name) and refuses a compressed file that would decompress past
-:data:`RECORD_MAX_BYTES`, so a hostile record passed to ``gin-referee replay`` cannot make the
-referee allocate without bound.
+Every reader goes through :func:`record_lines`, which takes either form (by the gzip magic
+number, not the name, so a pipe works too), reads a line at a time, refuses a line longer than
+:data:`RECORD_LINE_MAX` and compressed data that would decompress past
+:data:`RECORD_MAX_BYTES`: a hostile record passed to ``gin-referee replay`` cannot make the
+referee hold more than one line of it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
     "GZIP_SUFFIX",
+    "RECORD_LINE_MAX",
     "RECORD_MAX_BYTES",
     "compress_record",
-    "read_record_bytes",
+    "record_lines",
     "record_stem",
 ]
 
 GZIP_SUFFIX = ".gz"
 RECORD_MAX_BYTES = 256 << 20
 """The most a compressed record may hold once decompressed, 256 MiB: a tournament compresses
-one-game records (~50 KB for a long game; ~1 MB for a game stopped at the 200-hand cap); a
-record gzipped by hand is bounded the same way. Reading never holds more than this."""
+one-game records (~30 KB for a long game; ~1 MB for a game stopped at the 200-hand cap); a
+record gzipped by hand is bounded the same way."""
+RECORD_LINE_MAX = 16 << 20
+"""The longest line a record may have, 16 MiB (a hand's line is a few KB): what a reader holds
+at once, in either form."""
 LEVEL = 6
-"""gzip's default level: 6.6x on a long game's record, ~1 ms of CPU per 45 KB game (level 1:
-4.7x; level 9: 7.2x at four times the CPU)."""
+"""gzip's default level: 5x on a long game's record, ~1 ms of CPU for its 30 KB
+(``bench_records``); level 1 gives 4.7x, level 9 7.2x at four times the CPU."""
 _MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
 
@@ -71,33 +78,43 @@ def compress_record(path: Path) -> Path:
     return target
 
 
-def read_record_bytes(path: Path, limit: int = RECORD_MAX_BYTES) -> bytes:
-    """The record's text as bytes, decompressed if ``path`` holds gzip data.
+def record_lines(
+    path: Path, limit: int = RECORD_MAX_BYTES, line_limit: int = RECORD_LINE_MAX
+) -> Iterator[bytes]:
+    """Each line of the record at ``path`` (its newline kept), read as it is needed.
 
-    Raises ``OSError`` when the file cannot be read and ``ValueError`` naming the problem when
-    compressed data is damaged, cut short or decompresses past ``limit`` bytes.
+    Gzip data, recognised by its first two bytes (peeked, so a pipe works too), is
+    decompressed as it is read, and refused past ``limit`` bytes in all. Either form is read a
+    line at a time and a line longer than ``line_limit`` is refused, so what is held at once is
+    one line, whatever the file holds. Raises ``OSError`` when the file cannot be read and
+    ``ValueError`` naming the problem when compressed data is damaged or cut short, or a limit
+    is passed.
     """
     with open(path, "rb") as raw:
-        if raw.read(2) != _MAGIC:
-            raw.seek(0)
-            return raw.read()
-        raw.seek(0)
+        if raw.peek(2)[:2] != _MAGIC:
+            yield from _lines(raw, None, line_limit)
+            return
         import gzip  # (only for a compressed record)
         import zlib
 
         try:
             with gzip.GzipFile(fileobj=raw, mode="rb") as unpacked:
-                chunks, size = [], 0
-                while size <= limit and (chunk := unpacked.read(_CHUNK)):
-                    chunks.append(chunk)
-                    size += len(chunk)
+                yield from _lines(unpacked, limit, line_limit)
         except EOFError as err:
             raise ValueError("the gzip data is cut short (was the file copied whole?)") from err
         except (gzip.BadGzipFile, zlib.error) as err:
             raise ValueError(f"damaged gzip data ({err})") from err
-    if size > limit:
-        raise ValueError(f"decompresses to more than {limit} bytes; refused")
-    return b"".join(chunks)
+
+
+def _lines(stream: io.BufferedIOBase, limit: int | None, line_limit: int) -> Iterator[bytes]:
+    total = 0
+    while line := stream.readline(line_limit + 1):
+        if len(line) > line_limit:
+            raise ValueError(f"a line longer than {line_limit} bytes; refused")
+        total += len(line)
+        if limit is not None and total > limit:
+            raise ValueError(f"decompresses to more than {limit} bytes; refused")
+        yield line
 
 
 def record_stem(name: str) -> str:
