@@ -7,7 +7,6 @@ result is stored (:func:`compress_record_of`), so the result names the file that
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -70,14 +69,19 @@ def result_dict(spec: GameSpec, result: MatchResult) -> dict[str, Any]:
     }
 
 
-async def compress_record_of(result: MatchResult) -> MatchResult:
-    """``result`` naming its record compressed (:func:`compress_record`, in a worker thread, so
-    the games in play go on meanwhile); unchanged, with a warning, if it could not be (the
-    plain record stays: nothing recorded is lost)."""
+def compress_record_of(result: MatchResult) -> MatchResult:
+    """``result`` naming its record compressed (:func:`compress_record`); unchanged, with a
+    warning, if it could not be (the plain record stays: nothing recorded is lost).
+
+    It runs on the loop, between the game's end and the storing of its result, with no await
+    in between: a shutdown that cancels the tournament's tasks cannot come between a finished
+    game and its result (in a worker thread it could, and the finished game was played again
+    on resume). It takes 0.3-1 ms of the loop, the time of the store's own commit; the clocks
+    do not charge the loop's time to the bots."""
     if result.record_path is None:
         return result
     try:
-        path = await asyncio.to_thread(compress_record, Path(result.record_path))
+        path = compress_record(Path(result.record_path))
     except OSError as err:
         LOGGER.warning("record %s left uncompressed: %s", result.record_path, err)
         return result

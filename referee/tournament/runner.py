@@ -255,7 +255,7 @@ class TournamentRun:
             result = await self._play(hub, keeper, claim.game, claim.attempt)
             if result is not None and result.error is None:
                 files = self._files(claim) if is_url(self.location) else None  # plain record
-                result = await compress_record_of(result)
+                result = compress_record_of(result)
         except asyncio.CancelledError:
             store.release(claim)
             raise
