@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match import RecordError
-from referee.match.record_gzip import record_stem
+from referee.match.record_gzip import GZIP_SUFFIX, record_stem
 from referee.tournament.defaults import REPORT_PAGES
 from referee.tournament.report import estimate_text
 from referee.view.page import asset, page, write_page
@@ -249,17 +249,29 @@ def write_report(
             target = viewer / (record_stem(record.name) + ".html")
             links[game_id] = f"{VIEWER_DIR}/{target.name}"
             try:
-                if (
-                    not rebuild
-                    and target.is_file()
-                    and target.stat().st_mtime >= record.stat().st_mtime
-                ):
-                    summary.pages_kept += 1
-                    continue
-                write_viewer(record, target)
-                summary.pages_written += 1
-            except RecordError as err:
+                try:
+                    written = _write_page(record, target, rebuild)
+                except (RecordError, OSError):
+                    if record.exists():
+                        raise
+                    # The game ended while the report was made: its record is compressed now.
+                    written = _write_page(
+                        record.with_name(record.name + GZIP_SUFFIX), target, rebuild
+                    )
+            except (RecordError, OSError) as err:
                 del links[game_id]
                 summary.problems[game_id] = str(err)
+                continue
+            summary.pages_written += written
+            summary.pages_kept += not written
     write_page(out, render_report(run, links, summary.problems, summary.pages_over))
     return summary
+
+
+def _write_page(record: Path, target: Path, rebuild: bool) -> bool:
+    """Write ``record``'s replay page at ``target``; False when a page newer than the record is
+    kept (unless ``rebuild``)."""
+    if not rebuild and target.is_file() and target.stat().st_mtime >= record.stat().st_mtime:
+        return False
+    write_viewer(record, target)
+    return True

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import gzip
 import math
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from referee.cli import main
+from referee.match.record_gzip import compress_record
 from referee.tournament.report import compute_standings, estimate_text
 from referee.tournament.store import SqliteStore
+from referee.view import report_html
+from referee.view.run_dir import RunData, load_run
 from tests.e2e.helpers import GREEDY, RANDOM, bad
 from tests.tournament.test_tournament_e2e import write_config
 from tests.view.browser import Browser
@@ -134,3 +139,28 @@ def test_past_the_page_limit_the_games_with_faults_get_pages_first(
     assert "Replay pages for" not in every.read_text()
     assert main(["report", str(run_dir), "--pages", "-1"]) == 2
     assert "--pages: expected a number (0 or more) or all, not '-1'" in capsys.readouterr().err
+
+
+def test_a_record_compressed_while_the_report_is_made_still_gets_its_page(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A game that ends while ``report`` runs has its plain record (listed when the run was
+    read) replaced by its ``.jsonl.gz``: the page is made from that, not refused, and the
+    report is written."""
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    packed = copy / "games" / "g000003-a1.jsonl.gz"
+    plain = packed.with_name("g000003-a1.jsonl")
+    plain.write_bytes(gzip.decompress(packed.read_bytes()))
+    packed.unlink()
+
+    def load_then_finish(directory: Path) -> RunData:
+        run = load_run(directory)
+        assert run.records[3] == plain
+        compress_record(plain)  # the tournament finishes the game now
+        return run
+
+    monkeypatch.setattr(report_html, "load_run", load_then_finish)
+    summary = report_html.write_report(copy, pages=None, rebuild=True)
+    assert summary.problems == {} and summary.pages_written == 6
+    assert (copy / "viewer" / "g000003-a1.html").is_file() and summary.report.is_file()
