@@ -11,8 +11,9 @@ its bots, so their time is in its own). Prints per-round lines on stderr and the
 
 On a virtual machine a wake-up across cores (the referee's request waking a bot on an idle
 core, the reply waking the referee) costs the waker and the woken far more than a switch on
-one core; a lone match of fast bots is one long chain of such wake-ups. docs/performance.md
-("A lone match on one core") gives the figures and when pinning pays.
+one core; a lone match of fast bots is one long chain of such wake-ups.
+docs/design/performance-notes.md ("A lone match on one core") gives the figures and when
+pinning pays.
 """
 
 from __future__ import annotations

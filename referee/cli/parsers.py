@@ -249,7 +249,7 @@ def page_count(text: str) -> int | None:
     (``report --pages``)."""
     if text == "all":
         return None
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise argparse.ArgumentTypeError(f"expected a number (0 or more) or all, not {text!r}")
     return int(text)
 

@@ -118,7 +118,8 @@ async def test_a_seated_bot_gets_the_error_then_the_fault(
 @pytest.mark.asyncio
 async def test_request_ids_in_a_longer_form_than_needed_are_played(tmp_path: Path) -> None:
     """A reply may write its id in any msgpack integer form: every id as a uint32 (which the
-    referee reads from the bytes, docs/performance.md) is a normal reply, all game long."""
+    referee reads from the bytes, docs/design/performance-notes.md) is a normal reply, all game
+    long."""
     result = await play(GREEDY, bad("wide_id", 1), tmp_path)
     assert result.reason == "normal" and not result.seats[1].faults
     assert not result.seats[1].stale_replies and result.seats[1].decisions > 20
