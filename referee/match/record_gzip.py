@@ -44,7 +44,6 @@ LEVEL = 6
 """gzip's default level: 5x on a long game's record, ~1 ms of CPU for its 30 KB
 (``bench_records``); level 1 gives 4.7x, level 9 7.2x at four times the CPU."""
 _MAGIC = b"\x1f\x8b"
-_CHUNK = 1 << 20
 
 
 def compress_record(path: Path) -> Path:
