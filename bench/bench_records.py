@@ -27,9 +27,10 @@ from typing import Any
 from bench.common import machine
 from referee.match.record_gzip import compress_record
 
+PY = sys.executable
 BOTS = {
-    "short": ("python -m sample_bots.greedy_bot", "python -m sample_bots.random_bot"),
-    "long": ("python -m bench.instant_bot", "python -m bench.instant_bot"),
+    "short": (f"{PY} -m sample_bots.greedy_bot", f"{PY} -m sample_bots.random_bot"),
+    "long": (f"{PY} -m bench.instant_bot", f"{PY} -m bench.instant_bot"),
 }
 
 

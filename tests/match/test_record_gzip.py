@@ -18,6 +18,7 @@ from referee.match.record import RecordError, read_record_lines
 from referee.match.record_gzip import compress_record, record_lines, record_stem
 from referee.match.result import MatchResult, SeatSummary
 from referee.tournament.games import compress_record_of
+from tests.e2e.helpers import GREEDY, RANDOM
 
 LINES = [{"type": "header", "match_id": "g000001-a0"}] + [
     {"type": "hand", "hand": n, "actions": [[n % 2, "draw stock", 0.1]] * 40} for n in range(30)
@@ -28,8 +29,7 @@ LINES = [{"type": "header", "match_id": "g000001-a0"}] + [
 def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The record of a real one-game match of the sample bots."""
     out = tmp_path_factory.mktemp("played")
-    bots = ("python -m sample_bots.greedy_bot", "python -m sample_bots.random_bot")
-    command = ["match", *bots, "--games", "1", "--seed", "3", "--sandbox", "none", "--out"]
+    command = ["match", GREEDY, RANDOM, "--games", "1", "--seed", "3", "--sandbox", "none", "--out"]
     assert main([*command, str(out)]) == 0
     return out / "match.jsonl"
 
