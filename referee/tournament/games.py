@@ -76,7 +76,7 @@ def compress_record_of(result: MatchResult) -> MatchResult:
     It runs on the loop, between the game's end and the storing of its result, with no await
     in between: a shutdown that cancels the tournament's tasks cannot come between a finished
     game and its result (in a worker thread it could, and the finished game was played again
-    on resume). It takes 0.3-1 ms of the loop, the time of the store's own commit; the clocks
+    on resume). It takes 0.3-1.5 ms of the loop, about the store's own commit; the clocks
     do not charge the loop's time to the bots."""
     if result.record_path is None:
         return result
