@@ -81,7 +81,9 @@ def sandboxed(argv: list[str]) -> list[str]:
     level = resolve("auto")
     env = bot_env(os.environ, level=level)
     line = command_line(argv, cwd=os.getcwd(), env=env, level=level, limits=Limits(), nice=10)
-    return list(line)
+    for fd in line.pass_fds:
+        os.close(fd)
+    return list(line.argv)
 
 
 def commands(out: str) -> dict[str, list[str]]:

@@ -242,6 +242,16 @@ class _Session:
             if exc.code == ErrorCode.VERSION_UNSUPPORTED:
                 return ExitCode.REJECTED
             return ExitCode.PROTOCOL
+        except MemoryError:
+            # A memory limit (the sandbox's RLIMIT_AS): end as a crash whose stderr names it,
+            # the way a runtime dies of it, not with a bye the referee would charge as a stall.
+            with contextlib.suppress(MemoryError):
+                import traceback
+
+                traceback.print_exc()
+            with contextlib.suppress(MemoryError):
+                self.say("out of memory (MemoryError): the bot hit its memory limit")
+            os._exit(ExitCode.BOT_ERROR)
         except Exception as exc:
             import traceback  # only on this path: a bot's start does not pay for it
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.net.limits import parse_size
+from referee.net.private import private_dir
 
 __all__ = [
     "DEFAULT_BACKUPS",
@@ -138,7 +139,7 @@ def configure(
     handlers: list[logging.Handler] = []
     json_handler: logging.Handler | None = None
     if json_file is not None:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(json_file.parent)
         json_handler = logging.handlers.RotatingFileHandler(
             json_file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
         )

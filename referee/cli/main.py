@@ -229,10 +229,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    umask = os.umask(0o077)  # what the referee writes is its own (referee/net/private.py)
     try:  # every command's own errors are handled inside it: what escapes is a referee bug
         return _command(args)
     except Exception as err:
         return _internal_error(err)
+    finally:
+        os.umask(umask)
 
 
 def _internal_error(err: BaseException) -> int:

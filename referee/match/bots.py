@@ -152,9 +152,14 @@ async def start_bot(
 
 
 def sandbox_level(processes: Sequence[BotProcess | None]) -> str:
-    """The weakest sandbox level among started bots (``none`` if none started)."""
-    levels = [p.sandbox for p in processes if p is not None]
-    return str(min(levels, key=lambda level: level.rank, default=SandboxLevel.NONE))
+    """The weakest confinement among started bots (``none`` if none started): the lowest
+    level, then the fewest additions (``namespaces+uid`` is weaker than
+    ``namespaces+uid+cgroup``)."""
+    started = [p for p in processes if p is not None]
+    if not started:
+        return str(SandboxLevel.NONE)
+    weakest = min(started, key=lambda p: (p.sandbox.rank, p.confinement.count("+")))
+    return weakest.confinement
 
 
 async def watch_bot(link: SeatLink, process: BotProcess) -> None:

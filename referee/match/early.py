@@ -28,6 +28,7 @@ from referee.match.config import MatchConfig
 from referee.match.tokens import new_token
 from referee.net import sandbox
 from referee.net.ipc import PrivateIpc
+from referee.net.private import private_dir
 from referee.net.spawn import BotStartError, Spawned, spawn
 
 __all__ = ["EarlyStart", "binds_endpoint", "can_start_early", "seat_stderr", "start_early"]
@@ -91,7 +92,7 @@ def start_early(
     sandboxed bot sees it empty only if it exists when the bot starts. Raises OSError if it
     cannot be made."""
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(out_dir)
     ipc = PrivateIpc.open()
     if ipc is None:
         return None

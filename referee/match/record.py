@@ -21,6 +21,7 @@ from typing import IO, Any
 from referee.match.deals import commitment, deck_order, parse_key
 from referee.match.faults import Fault
 from referee.match.record_gzip import record_lines
+from referee.net.private import private_dir, private_opener
 from referee.rules import (
     DECK,
     Action,
@@ -86,8 +87,8 @@ class MatchRecorder:
 
     def __init__(self, path: Path, *, observer: Observer | None = None) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = path.open("w", encoding="utf-8")
+        private_dir(path.parent)
+        self._file: IO[str] | None = open(path, "w", encoding="utf-8", opener=private_opener)  # noqa: SIM115
         self.header_extra: dict[str, Any] = {}
         """Fields the match runner adds to the header (e.g. the bots' ``sandbox`` level)."""
         self.observer = observer

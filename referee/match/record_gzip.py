@@ -65,7 +65,7 @@ def compress_record(path: Path) -> Path:
     packed = packer.compress(data) + packer.flush()
     try:
         temporary.unlink(missing_ok=True)  # a crash's leftover, or a planted link: never followed
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with open(fd, "wb") as out:
             out.write(packed)
             out.flush()

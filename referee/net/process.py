@@ -81,6 +81,9 @@ class BotProcess:
         self.limits = spawned.cmd.limits
         self.sandbox = spawned.level
         """The sandbox level the bot runs at."""
+        self.uid = None if spawned.lease is None else spawned.lease.uid
+        """The host uid the bot runs as (a root referee's bots), else None: the referee's."""
+        self._lease = spawned.lease
         self._popen = spawned.popen
         self._sink = sink
         self._lock = asyncio.Lock()
@@ -175,6 +178,12 @@ class BotProcess:
         return bot
 
     @property
+    def confinement(self) -> str:
+        """The sandbox level and what a root referee adds to it, as results and records name
+        it: ``namespaces``, ``namespaces+uid``, ``rlimits+uid`` ... (docs/security.md)."""
+        return "+".join([str(self.sandbox), *(["uid"] if self.uid is not None else [])])
+
+    @property
     def pid(self) -> int:
         """The bot's process id."""
         return self._popen.pid
@@ -261,14 +270,22 @@ class BotProcess:
                             await asyncio.wait_for(asyncio.shield(self._exited), grace)
                 self._kill_group()
                 rc = await asyncio.shield(self._exited)
+                self._release()
                 await self._close_capture()
                 return self._status(rc)
         except asyncio.CancelledError:
             # Cancelled while waiting out the grace (e.g. a caller's own deadline): the
-            # group still dies now, so nothing outlives the seat; the child is reaped later.
+            # group still dies now, so nothing outlives the seat; the child is reaped later,
+            # and only then is its uid given back.
             self._terminated = True
             self._kill_group()
+            self._exited.add_done_callback(lambda _: self._release())
             raise
+
+    def _release(self) -> None:
+        """Give back what the seat held beside its processes (its uid), once they are dead."""
+        if self._lease is not None:
+            self._lease.release()
 
     def _kill_group(self) -> None:
         if not self._group_killed:

@@ -26,17 +26,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import logging
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from referee.net import mounts, seccomp
 from referee.net.keys import secret_dirs
 from referee.net.limits import Limits
 
@@ -44,7 +45,9 @@ __all__ = [
     "SANDBOX_CHOICES",
     "SANDBOX_UID",
     "Availability",
+    "Launch",
     "SandboxLevel",
+    "UnreachableError",
     "bot_env",
     "bwrap_status",
     "command_line",
@@ -95,7 +98,9 @@ _probe: subprocess.Popen[bytes] | None = None
 
 
 def _probe_argv(bwrap: str) -> list[str]:
-    return [bwrap, *_bwrap_args(Limits(), share_net=False), "--", "true"]
+    as_root = os.geteuid() == 0
+    fs = mounts.filesystem_args([], tmp_size=Limits().tmp_size)
+    return [bwrap, *_bwrap_args(Limits(), share_net=False, as_root=as_root), *fs, "--", "true"]
 
 
 def probe_soon() -> None:
@@ -192,18 +197,32 @@ def bot_env(
     return env
 
 
-def _bwrap_args(limits: Limits, *, share_net: bool) -> list[str]:
-    """bwrap options common to every bot (and the probe)."""
-    args = ["--unshare-all", "--unshare-user", "--disable-userns"]
-    if share_net:
-        args.append("--share-net")
-    args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
-    args += ["--die-with-parent", "--cap-drop", "ALL"]
+def _bwrap_args(limits: Limits, *, share_net: bool, as_root: bool) -> list[str]:
+    """bwrap options common to every bot (and the probe), before the filesystem's. As root,
+    bubblewrap runs privileged (no user namespace: the mounts are root's, the bot's uid is the
+    host's, set by ``setpriv`` inside) and new user namespaces are refused by a seccomp
+    filter; otherwise a user namespace maps the referee's uid to :data:`SANDBOX_UID`."""
+    if as_root:
+        args = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        args += [] if share_net else ["--unshare-net"]
+        args += ["--die-with-parent", "--cap-drop", "ALL"]
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
+    else:
+        args = ["--unshare-all", "--unshare-user", "--disable-userns"]
+        args += ["--share-net"] if share_net else []
+        args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+        args += ["--die-with-parent", "--cap-drop", "ALL"]
     if _terminal_injection_possible():
         args.append("--new-session")
-    args += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
-    args += ["--size", str(limits.tmp_size), "--tmpfs", "/tmp"]
     return args
+
+
+def _setuid_argv(uid: int) -> list[str]:
+    """``setpriv`` taking a bot from root to ``uid`` (group ``uid``, no supplementary groups)
+    with no capability left in any set."""
+    setpriv = _tools()["setpriv"] or "setpriv"
+    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--"]  # fmt: skip
 
 
 @functools.cache
@@ -225,45 +244,13 @@ def _terminal_injection_possible() -> bool:
     return True
 
 
-def _hidden_paths(argv: Sequence[str], cwd: str, search_path: str | None = None) -> list[str]:
-    """What under ``/tmp`` the bot needs and the private tmpfs would hide, to be bound back
-    read-only: the directory of each file the command names (its cwd, its program, found on
-    ``search_path`` when named without a directory, its interpreter) or the file itself when
-    it lies directly in ``/tmp``; the whole Python virtual environment such a file lies in (a
-    venv made under ``/tmp``: its interpreter needs its ``lib``); and the directory that holds
-    the Python SDK and the sample bots (:mod:`protocol`, when this installation is under
-    ``/tmp``). Only these: a neighbouring directory (another entrant's bot) stays hidden.
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """What to spawn for a bot: ``argv``, and the descriptors it must inherit (``pass_fds``:
+    the seccomp program's; the spawner closes them once the process is started)."""
 
-    >>> _hidden_paths(["/tmp/missing-bot-dir-for-doctest/bot"], "/") == _hidden_paths([], "/")
-    True
-    """
-    found: list[str] = []
-    found_sdk = importlib.util.find_spec("protocol")  # found, not imported (start-up)
-    origin = None if found_sdk is None else found_sdk.origin
-    sdk = os.path.dirname(os.path.dirname(os.path.abspath(origin))) if origin else ""
-    program = argv[0] if argv else ""
-    if program and os.sep not in program and search_path is not None:
-        program = shutil.which(program, path=search_path) or program
-    for word in (cwd, program, *argv[1:], sdk):
-        path = os.path.normpath(os.path.join(cwd, word)) if word else ""
-        if not path.startswith("/tmp/") or not os.path.exists(path):
-            continue
-        held = path if os.path.isdir(path) or os.path.dirname(path) == "/tmp" else None
-        target = _venv_root(path) or held or os.path.dirname(path)
-        if target not in found:
-            found.append(target)
-    return found
-
-
-def _venv_root(path: str) -> str | None:
-    """The virtual environment under ``/tmp`` that holds ``path`` (the nearest directory
-    with a ``pyvenv.cfg``), else None."""
-    here = path if os.path.isdir(path) else os.path.dirname(path)
-    while here.startswith("/tmp/"):
-        if os.path.isfile(os.path.join(here, "pyvenv.cfg")):
-            return here
-        here = os.path.dirname(here)
-    return None
+    argv: tuple[str, ...]
+    pass_fds: tuple[int, ...] = ()
 
 
 def wrap(
@@ -276,40 +263,88 @@ def wrap(
     nice: int,
     env: Mapping[str, str],
     hide: Sequence[str] = (),
-) -> tuple[str, ...]:
+    uid: int | None = None,
+    expose: Sequence[str] = (),
+) -> Launch:
     """The command line that runs ``argv`` at ``level`` (``none``: ``argv`` unchanged; the
-    caller adds its parent-death signal). ``endpoint`` is the bot's ``GIN_REFEREE_ENDPOINT``:
-    an ``ipc://`` socket's directory is bound in; ``tcp://`` keeps the host network; any
-    other (none) gives no network at all."""
+    caller adds its parent-death signal), as host ``uid`` when given (the referee is root).
+    ``endpoint`` is the bot's ``GIN_REFEREE_ENDPOINT``: an ``ipc://`` socket is bound in;
+    ``tcp://`` keeps the host network; any other (none) gives no network at all. ``expose``
+    lists more host paths the bot sees (read-only)."""
     tools = _tools()
     prlimit = [tools["prlimit"] or "prlimit", *limits.prlimit_args(), "--"]
+    setuid = [] if uid is None else _setuid_argv(uid)
     if level is SandboxLevel.RLIMITS:
         setpriv = [tools["setpriv"] or "setpriv", "--pdeathsig", "KILL", "--no-new-privs"]
         if os.geteuid() == 0:
             setpriv += ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
-        return (*setpriv, "--", *prlimit, *argv)
+        if uid is not None:
+            _check_reachable(argv, cwd, env.get("PATH"), uid)
+            setpriv += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        return Launch((*setpriv, "--", *prlimit, *argv))
     if level is not SandboxLevel.NAMESPACES:
-        return tuple(argv)
+        return Launch(tuple(argv))
     share_net = endpoint.startswith("tcp://")
     if share_net:
         _warn_once("local bots connect over TCP: the sandbox keeps the host network "
                    "(the ipc local transport cuts it off)")  # fmt: skip
     workdir = os.path.abspath(cwd or os.getcwd())
-    args = [tools["bwrap"] or "bwrap", *_bwrap_args(limits, share_net=share_net)]
-    for path in _hidden_paths(argv, workdir, env.get("PATH")):
-        args += ["--ro-bind", path, path]
-    for path in (*hide, *secret_dirs()):  # the referee's output and keys: an empty tmpfs,
-        if os.path.isdir(path):  # also inside a directory bound back just above
-            args += ["--tmpfs", os.path.abspath(path)]
-    ipc_dir = os.path.dirname(endpoint.removeprefix("ipc://"))
-    if not share_net and os.path.isdir(ipc_dir):
-        args += ["--ro-bind", ipc_dir, ipc_dir]
-    args += ["--clearenv", "--chdir", workdir]
+    as_root = uid is not None
+    args = [tools["bwrap"] or "bwrap", *_bwrap_args(limits, share_net=share_net, as_root=as_root)]
+    fds: tuple[int, ...] = ()
+    if as_root:
+        fd = seccomp.program_fd()
+        if fd is None:
+            _warn_once(f"no seccomp filter for {os.uname().machine}: bots of a root referee "
+                       "can make user namespaces of their own")  # fmt: skip
+        else:
+            args += ["--seccomp", str(fd)]
+            fds = (fd,)
+    paths = [*mounts.command_paths(argv, workdir, env.get("PATH")), *expose]
+    socket_path = endpoint.removeprefix("ipc://")
+    sockets = [socket_path] if endpoint.startswith("ipc://") and not share_net else []
+    hidden = [*hide, *secret_dirs()]  # the referee's output and keys: an empty tmpfs
+    args += mounts.filesystem_args(paths, tmp_size=limits.tmp_size, hide=hidden, sockets=sockets)
+    args += ["--clearenv", "--chdir", workdir if os.path.isdir(workdir) else "/"]
     for key, value in env.items():
         args += ["--setenv", key, value]
     # bwrap's children are not the process the caller renices: lower their priority here.
     renice = [tools["nice"] or "nice", "-n", str(nice)] if nice > 0 else []
-    return (*args, "--", *renice, *prlimit, *argv)
+    return Launch((*args, "--", *setuid, *renice, *prlimit, *argv), fds)
+
+
+class UnreachableError(Exception):
+    """A bot's own files cannot be reached by the uid it would run as (``rlimits`` level)."""
+
+
+def _check_reachable(
+    argv: Sequence[str], cwd: str | None, search_path: str | None, uid: int
+) -> None:
+    """Raise :class:`UnreachableError` naming the first directory that keeps ``uid`` (an
+    unprivileged stranger: only the "other" permission bits count) from the bot's working
+    directory, its program or the installation the program runs from. Without namespaces the
+    bot sees the host's paths as they are."""
+    workdir = os.path.abspath(cwd or os.getcwd())
+    program = argv[0]
+    if os.sep not in program:
+        program = shutil.which(program, path=search_path) or program
+    targets = [(workdir, True)]
+    if os.path.exists(os.path.join(workdir, program)):
+        path = os.path.join(workdir, program)
+        targets += [(path, False), (os.path.realpath(path), False)]
+    for target, itself in targets:
+        parts = target.strip("/").split("/")
+        here = "/"
+        for part in parts if itself else parts[:-1]:
+            here = os.path.join(here, part)
+            with contextlib.suppress(OSError):
+                mode = os.stat(here).st_mode
+                if not mode & stat.S_IXOTH:
+                    raise UnreachableError(
+                        f"at sandbox level rlimits the bot runs as uid {uid}, which cannot reach "
+                        f"{target} ({here} is mode {stat.S_IMODE(mode):o}): use the namespaces "
+                        "level, or keep the bot's files where other users may read them"
+                    )
 
 
 def bwrap_status(returncode: int) -> int:
@@ -328,20 +363,24 @@ def command_line(
     limits: Limits,
     nice: int,
     hide: Sequence[str] = (),
-) -> tuple[str, ...]:
-    """What to spawn for ``argv`` at ``level`` (``env`` is the bot's whole environment);
-    under ``namespaces`` the directories in ``hide`` look empty to the bot.
+    uid: int | None = None,
+    expose: Sequence[str] = (),
+) -> Launch:
+    """What to spawn for ``argv`` at ``level`` (``env`` is the bot's whole environment), as
+    host ``uid`` if given; under ``namespaces`` the directories in ``hide`` look empty to the
+    bot and it sees ``expose`` besides what its command needs (:mod:`referee.net.mounts`).
     The bare argv when the program or the working directory does not resolve, so that the
     spawn fails with its precise reason."""
     if not _resolves(argv[0], cwd, env):
-        return tuple(argv)
+        return Launch(tuple(argv))
     if level is SandboxLevel.NONE:
         setpriv = _setpriv()
-        return tuple(argv) if setpriv is None else (setpriv, "--pdeathsig", "KILL", "--", *argv)
+        bare = tuple(argv) if setpriv is None else (setpriv, "--pdeathsig", "KILL", "--", *argv)
+        return Launch(bare)
     endpoint = env.get("GIN_REFEREE_ENDPOINT", "")
     return wrap(
         argv, level=level, limits=limits, cwd=cwd, endpoint=endpoint, nice=nice, env=env,
-        hide=hide,
+        hide=hide, uid=uid, expose=expose,
     )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from referee.net import sandbox
+from referee.net.botuid import UidLease, UidRangeError
 from referee.net.limits import Limits
 from referee.net.sandbox import SandboxLevel
 
@@ -49,6 +50,8 @@ class BotCommand:
     pass_env: tuple[str, ...] = ()
     sandbox: str = "auto"
     limits: Limits = field(default_factory=Limits)
+    expose: tuple[str, ...] = ()
+    """More host paths the bot sees, read-only, under ``namespaces`` (:mod:`referee.net.mounts`)."""
 
     def __post_init__(self) -> None:
         if self.sandbox not in sandbox.SANDBOX_CHOICES:
@@ -63,7 +66,11 @@ class BotCommand:
         for arg in argv:
             if not isinstance(arg, str) or "\0" in arg:
                 raise ValueError(f"bad bot command argument {arg!r}")
+        for path in self.expose:
+            if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+                raise ValueError(f"a path to expose must be absolute, got {path!r}")
         object.__setattr__(self, "argv", argv)
+        object.__setattr__(self, "expose", tuple(self.expose))
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
 
     @classmethod
@@ -94,6 +101,8 @@ class Spawned:
     stderr_fd: int
     level: SandboxLevel
     """The sandbox level it runs at."""
+    lease: UidLease | None = None
+    """The host uid it runs as, when the referee is root (released when it ends)."""
     taken: bool = False
     """True once adopted: the adopter owns the process and the pipe from then on."""
     at: float = field(default_factory=time.monotonic)
@@ -109,6 +118,8 @@ class Spawned:
             os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
         os.close(self.stderr_fd)
+        if self.lease is not None:
+            self.lease.release()
 
 
 def spawn(
@@ -138,31 +149,55 @@ def spawn(
         extra=cmd.env,
         gin=env,
     )
-    argv = sandbox.command_line(
-        cmd.argv, cwd=cmd.cwd, env=child_env, level=level, limits=cmd.limits, nice=nice,
-        hide=hide,
-    )  # fmt: skip
+    lease = _lease(cmd, level)
+    try:
+        launch = sandbox.command_line(
+            cmd.argv, cwd=cmd.cwd, env=child_env, level=level, limits=cmd.limits, nice=nice,
+            hide=hide, uid=None if lease is None else lease.uid, expose=cmd.expose,
+        )  # fmt: skip
+    except BaseException as exc:
+        if lease is not None:
+            lease.release()
+        if isinstance(exc, sandbox.UnreachableError):
+            raise BotStartError(cmd.argv, str(exc)) from exc
+        raise
     rfd, wfd = os.pipe()
     try:
         popen = subprocess.Popen(
-            argv,
+            launch.argv,
             stdin=subprocess.DEVNULL,
             stdout=wfd if merge_stdout else subprocess.DEVNULL,
             stderr=wfd,
             cwd=cmd.cwd,
             env=child_env,
             process_group=0,
+            pass_fds=launch.pass_fds,
         )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         os.close(rfd)
+        if lease is not None:
+            lease.release()
         raise BotStartError(cmd.argv, _start_reason(exc, cmd)) from exc
     finally:
         os.close(wfd)  # the child has its copy
+        for fd in launch.pass_fds:
+            os.close(fd)
     if nice and level is not SandboxLevel.NAMESPACES:  # there: ``nice`` in the chain
         with contextlib.suppress(OSError):
             own = os.getpriority(os.PRIO_PROCESS, 0)
             os.setpriority(os.PRIO_PROCESS, popen.pid, min(19, own + nice))
-    return Spawned(cmd, popen, rfd, level)
+    return Spawned(cmd, popen, rfd, level, lease)
+
+
+def _lease(cmd: BotCommand, level: SandboxLevel) -> UidLease | None:
+    """A host uid of its own for a bot of a root referee at a sandboxed level, else None.
+    Raises :class:`BotStartError` when none is free."""
+    if level is SandboxLevel.NONE or os.geteuid() != 0:
+        return None
+    try:
+        return UidLease.acquire()
+    except UidRangeError as exc:
+        raise BotStartError(cmd.argv, str(exc)) from exc
 
 
 def _start_reason(exc: BaseException, cmd: BotCommand) -> str:

@@ -9,6 +9,8 @@ import logging
 from pathlib import Path
 from typing import BinaryIO
 
+from referee.net.private import private_opener
+
 __all__ = ["StderrSink", "open_log"]
 
 logger = logging.getLogger(__name__)
@@ -76,7 +78,7 @@ class StderrSink(asyncio.Protocol):
 def open_log(path: Path) -> BinaryIO | None:
     """Open a bot's stderr log for appending (a quick local open, fine on the loop)."""
     try:
-        return open(path, "ab")  # closed by the stderr sink
+        return open(path, "ab", opener=private_opener)  # closed by the stderr sink
     except OSError as exc:
         logger.warning("cannot open bot stderr log %s: %s", path, exc)
         return None

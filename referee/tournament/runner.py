@@ -40,6 +40,7 @@ from referee.match import (
     start_bot,
 )
 from referee.net.keys import KeyPair, KeyRing
+from referee.net.private import private_dir
 from referee.net.process import BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 from referee.tournament.bots import BotKeeper
@@ -128,9 +129,9 @@ class TournamentRun:
 
     async def run(self) -> Store:
         """Play every unplayed game; returns the store (closed: reopen it to read results)."""
-        self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / "games").mkdir(exist_ok=True)
-        (self.out / "stderr").mkdir(exist_ok=True)
+        private_dir(self.out)
+        private_dir(self.out / "games")
+        private_dir(self.out / "stderr")
         remote = is_url(self.location)
         store = open_store(self.location, tournament=self.config.name if remote else None)
         member = Membership(store, role="worker" if self.worker else "tournament", lease=self.lease)

@@ -16,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from referee.net.private import private_dir
+
 __all__ = ["asset", "embed_json", "page", "write_page"]
 
 
@@ -47,12 +49,11 @@ def page(*, title: str, styles: Sequence[str], body: str, scripts: Sequence[str]
 
 def write_page(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (a reader never sees half a page)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
-        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -16,10 +16,20 @@ first legal action at every decision through the SDK. Modes:
 * ``read PATH...``: tries to read each file.
 * ``read-late PATH...``: the same at its first decision (the match's record exists by then).
 * ``fds``: opens ``/dev/null`` 20,000 times, then closes them.
+* ``connect PATH...``: connects to each unix socket.
+* ``fill MIB DIR...``: writes up to MIB MiB into a file in each directory.
+* ``forkcount N``: forks up to N sleeping children, counting the forks that succeed.
+* ``children-mem N MIB``: N children that each touch MIB MiB and keep it.
+* ``sdk-hog``: at its first decision allocates 4 GiB inside the SDK's handler (uncaught).
+* A path argument may be written ``@PATH``: the sandbox binds in what a command names, and
+  an attack's target must not be bound just for being named.
+* ``inspect`` also reports uid, gid, groups, every capability set, whether a new user
+  namespace can be made, and what ``/`` and ``/dev`` hold.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -112,13 +122,82 @@ def inspect() -> None:
     """Report what the bot can see of itself and the machine."""
     with open("/proc/self/status") as f:
         status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+    libc = ctypes.CDLL(None, use_errno=True)
+    userns = libc.unshare(0x10000000)  # CLONE_NEWUSER
     report(
         env=dict(os.environ),
         uid=os.getuid(),
+        gid=os.getgid(),
+        groups=os.getgroups(),
+        caps={k: status[k].strip() for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")},
         cap_eff=status["CapEff"].strip(),
         no_new_privs=status.get("NoNewPrivs", "").strip(),
+        new_user_namespace="made" if userns == 0 else os.strerror(ctypes.get_errno()),
         pids=pids(),
+        root=sorted(os.listdir("/")),
+        dev=sorted(os.listdir("/dev")),
     )
+
+
+def connect_unix(paths: list[str]) -> None:
+    """Try to connect to each unix socket path."""
+    results = {}
+    for path in paths:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+            results[path] = "connected"
+        except OSError as exc:
+            results[path] = type(exc).__name__
+        finally:
+            sock.close()
+    report(connect=results)
+
+
+def fill(paths: list[str], megabytes: int) -> None:
+    """Write up to ``megabytes`` MiB into a new file in each directory; report how much."""
+    written = {}
+    for index, directory in enumerate(paths):
+        done = 0
+        try:
+            with open(os.path.join(directory, f"fill{index}"), "wb") as f:
+                for _ in range(megabytes):
+                    f.write(bytes(1 << 20))
+                    f.flush()
+                    done += 1
+        except OSError as exc:
+            written[directory] = f"{done} MiB then {exc.strerror}"
+            continue
+        written[directory] = f"{done} MiB"
+    report(written=written)
+
+
+def fork_count(limit: int) -> None:
+    """Fork up to ``limit`` sleeping children; report how many forks succeeded."""
+    made = 0
+    for _ in range(limit):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(600)
+            os._exit(0)
+        made += 1
+    report(forked=made)
+
+
+def children_memory(count: int, mebibytes: int) -> None:
+    """Start ``count`` children that each touch ``mebibytes`` MiB and keep it (the parent
+    itself stays small and plays on)."""
+    for _ in range(count):
+        if os.fork() == 0:
+            block = bytearray(mebibytes << 20)
+            for i in range(0, len(block), 4096):
+                block[i] = 1
+            time.sleep(600)
+            os._exit(0)
+    report(children=count, each_mib=mebibytes)
 
 
 def forkbomb(count: int) -> None:
@@ -183,8 +262,11 @@ def fds() -> None:
 class FirstLegal(Bot):
     """Plays ``request.legal[0]``; the ``hog`` mode allocates 4 GiB at its first decision."""
 
-    def __init__(self, hog: bool, late_reads: list[str] | None = None) -> None:
+    def __init__(
+        self, hog: bool, late_reads: list[str] | None = None, sdk_hog: bool = False
+    ) -> None:
         self.hog = hog
+        self.sdk_hog = sdk_hog
         self.late_reads = late_reads
         self.ballast: list[bytearray] = []
 
@@ -193,6 +275,8 @@ class FirstLegal(Bot):
         if self.late_reads is not None:
             read(self.late_reads)
             self.late_reads = None
+        if self.sdk_hog:  # the SDK's handler meets the MemoryError
+            self.ballast.append(bytearray(4 << 30))
         if self.hog:  # dies of it as most runtimes do (the SDK would catch the MemoryError)
             try:
                 self.ballast.append(bytearray(4 << 30))
@@ -204,7 +288,9 @@ class FirstLegal(Bot):
 
 def main() -> int:
     """Attack, then play."""
-    mode, args = sys.argv[1], sys.argv[2:]
+    mode = sys.argv[1]
+    # "@PATH": a path the sandbox must not bind for the bot just because its command names it
+    args = [arg.removeprefix("@") for arg in sys.argv[2:]]
     kept = None
     if mode == "steal":
         kept = steal()
@@ -222,9 +308,18 @@ def main() -> int:
         read(args)
     elif mode == "fds":
         fds()
+    elif mode == "connect":
+        connect_unix(args)
+    elif mode == "fill":
+        fill(args[1:], int(args[0]))
+    elif mode == "forkcount":
+        fork_count(int(args[0]))
+    elif mode == "children-mem":
+        children_memory(int(args[0]), int(args[1]))
     try:
         late = args if mode == "read-late" else None
-        return run_bot_main(FirstLegal(mode == "hog", late), f"attacker-{mode}", argv=[])
+        bot = FirstLegal(mode == "hog", late, sdk_hog=mode == "sdk-hog")
+        return run_bot_main(bot, f"attacker-{mode}", argv=[])
     finally:
         if kept is not None:
             kept.close(0)

@@ -50,6 +50,7 @@ async def attack(
     sandbox: str = "auto",
     limits: Limits | None = None,
     pass_env: tuple[str, ...] = (),
+    expose: tuple[str, ...] = (),
 ) -> tuple[MatchResult, dict[str, Any]]:
     """One game: the greedy bot (seat 0, started first) against the attacker (seat 1).
     Returns the result and the attacker's report (empty if it never reported)."""
@@ -58,16 +59,22 @@ async def attack(
         spec = BotSpec.parse(text)
         assert spec.command is not None
         command = replace(
-            spec.command, sandbox=sandbox, limits=limits or Limits(), pass_env=pass_env
-        )
+            spec.command, sandbox=sandbox, limits=limits or Limits(), pass_env=pass_env,
+            expose=expose if text != GREEDY else (),
+        )  # fmt: skip
         specs.append(replace(spec, command=command))
     # Start-up is not what these tests are about: a margin no loaded machine eats (the greedy
     # bot's imports alone took 1.4-3.3 s at load 10 on 2 cores, sandboxed or not).
     config = MatchConfig(games=1, time=replace(FAST, startup=30.0), seed=5)
     result = await run_match(config, (specs[0], specs[1]), out_dir=out, kill_grace=0.5)
-    stderr = (out / "match.seat1.stderr").read_text(errors="replace")
+    return result, attack_report(out, 1)
+
+
+def attack_report(out: Path, seat: int) -> dict[str, Any]:
+    """The attacker's report from the seat's stderr log (empty if it never reported)."""
+    stderr = (out / f"match.seat{seat}.stderr").read_text(errors="replace")
     lines = [line for line in stderr.splitlines() if line.startswith("ATTACK ")]
-    return result, json.loads(lines[0].removeprefix("ATTACK ")) if lines else {}
+    return json.loads(lines[0].removeprefix("ATTACK ")) if lines else {}
 
 
 def assert_victim_unharmed(result: MatchResult) -> None:
@@ -137,7 +144,9 @@ async def test_bot_sees_only_the_allowlisted_environment(
 async def test_bot_runs_unprivileged_without_capabilities(tmp_path: Path) -> None:
     require_namespaces()
     result, report = await attack(tmp_path, "inspect")
-    assert report["uid"] == SANDBOX_UID
+    # a root referee's bot is a host uid of its own (tests/e2e/test_host_attacks.py)
+    assert report["uid"] == (SANDBOX_UID if os.geteuid() else report["uid"])
+    assert report["uid"] != 0
     assert report["cap_eff"] == "0000000000000000"
     assert report["no_new_privs"] == "1"
     assert len(report["pids"]) <= 3

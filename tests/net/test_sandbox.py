@@ -17,8 +17,9 @@ import pytest
 from referee.net import sandbox
 from referee.net.keys import referee_keys
 from referee.net.limits import Limits, limit_cause
-from referee.net.process import BotCommand, BotProcess
+from referee.net.process import BotCommand, BotProcess, BotStartError
 from referee.net.sandbox import Availability, SandboxLevel
+from tests.strangers import stranger_python
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -123,23 +124,39 @@ def test_bot_env_is_the_allowlist_plus_what_is_named() -> None:
 # ---------------------------------------------------------------- command line
 
 
-def wrapped(level: SandboxLevel, endpoint: str, argv: tuple[str, ...] = ("bot",)) -> list[str]:
-    return list(
-        sandbox.wrap(argv, level=level, limits=Limits(), cwd="/", endpoint=endpoint, nice=10,
-                     env={"PATH": "/bin"})
-    )  # fmt: skip
+def wrapped(
+    level: SandboxLevel, endpoint: str, argv: tuple[str, ...] = ("bot",), uid: int | None = None
+) -> list[str]:
+    launch = sandbox.wrap(argv, level=level, limits=Limits(), cwd="/", endpoint=endpoint,
+                          nice=10, env={"PATH": "/bin"}, uid=uid)  # fmt: skip
+    for fd in launch.pass_fds:
+        os.close(fd)
+    return list(launch.argv)
 
 
-def test_namespaces_command_binds_only_the_ipc_directory(tmp_path: Path) -> None:
+def test_namespaces_command_binds_only_the_ipc_socket(tmp_path: Path) -> None:
     argv = wrapped(SandboxLevel.NAMESPACES, f"ipc://{tmp_path}/referee.sock")
     assert argv[0].endswith("bwrap")
     text = " ".join(argv)
     assert "--unshare-all --unshare-user --disable-userns" in text
     assert "--share-net" not in argv
-    assert f"--ro-bind {tmp_path} {tmp_path}" in text
+    assert f"--ro-bind-try {tmp_path}/referee.sock {tmp_path}/referee.sock" in text
+    assert f"--ro-bind {tmp_path} " not in text and "--ro-bind / /" not in text
     assert "--cap-drop ALL" in text and "--die-with-parent" in text
     assert "--clearenv" in argv and "--setenv PATH /bin" in text
     assert argv[-1] == "bot" and "--core=0" in argv
+
+
+def test_a_root_referees_bot_gets_a_host_uid_no_user_namespace_and_the_seccomp_filter() -> None:
+    argv = wrapped(SandboxLevel.NAMESPACES, "ipc:///tmp/d/s", uid=60123)
+    text = " ".join(argv)
+    assert "--unshare-user" not in argv and "--unshare-pid" in argv and "--unshare-net" in argv
+    assert "--seccomp" in argv
+    assert "--cap-add CAP_SETUID" in text  # for setpriv inside, which drops every capability
+    setuid = argv[argv.index("--") + 1 :]
+    assert setuid[0].endswith("setpriv") and "--reuid=60123" in setuid
+    assert "--regid=60123" in setuid and "--clear-groups" in setuid
+    assert "--bounding-set=-all" in setuid and setuid[-1] == "bot"
 
 
 def test_namespaces_over_tcp_keep_the_host_network() -> None:
@@ -158,7 +175,7 @@ def test_files_under_tmp_named_by_the_command_stay_visible(tmp_path: Path) -> No
     out.mkdir()
     argv = list(
         sandbox.wrap(("python3", str(script)), level=SandboxLevel.NAMESPACES, limits=Limits(),
-                     cwd="/", endpoint="ipc:///tmp/d/s", nice=10, env={}, hide=(str(out),))
+                     cwd="/", endpoint="ipc:///tmp/d/s", nice=10, env={}, hide=(str(out),)).argv
     )  # fmt: skip
     text = " ".join(argv)
     assert f"--ro-bind {mine} {mine}" in text
@@ -169,12 +186,18 @@ def test_files_under_tmp_named_by_the_command_stay_visible(tmp_path: Path) -> No
 def test_the_referees_key_directory_is_hidden_from_bots(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The referee's secret key file is its own uid's, and the sandbox's ``/`` is readable:
-    every directory it loaded its pair from is covered with an empty tmpfs."""
+    """The referee's secret key file is its own uid's: a key directory inside a directory the
+    bot sees (here the bot's own) is covered with an empty tmpfs; elsewhere it is not there."""
     monkeypatch.setenv("GIN_REFEREE_HOME", str(tmp_path / "default-home"))
     referee_keys(tmp_path / "keys")
-    argv = " ".join(wrapped(SandboxLevel.NAMESPACES, "ipc:///tmp/d/s"))
-    assert f"--tmpfs {(tmp_path / 'keys').resolve()}" in argv
+    (tmp_path / "bot.py").write_text("")
+    argv = " ".join(wrapped(SandboxLevel.NAMESPACES, "ipc:///tmp/d/s", ("python3", "bot.py")))
+    assert "bot.py" in argv  # the command is relative to cwd "/": no such file, nothing bound
+    keys = str((tmp_path / "keys").resolve())
+    assert keys not in argv
+    shown = sandbox.wrap(("python3", str(tmp_path / "bot.py")), level=SandboxLevel.NAMESPACES,
+                         limits=Limits(), cwd="/", endpoint="", nice=10, env={})  # fmt: skip
+    assert f"--tmpfs {keys}" in " ".join(shown.argv)
 
 
 def test_rlimits_command() -> None:
@@ -182,6 +205,7 @@ def test_rlimits_command() -> None:
     assert argv[0].endswith("setpriv") and "--no-new-privs" in argv
     assert ("--bounding-set=-all" in argv) == (os.geteuid() == 0)
     assert argv[argv.index("--") + 1].endswith("prlimit") and argv[-1] == "bot"
+    assert "--reuid=60124" in wrapped(SandboxLevel.RLIMITS, "tcp://127.0.0.1:1", uid=60124)
 
 
 # ---------------------------------------------------------------- exit causes
@@ -220,19 +244,40 @@ def test_bwrap_status_is_turned_back_into_signals() -> None:
 LEVELS = [SandboxLevel.RLIMITS, SandboxLevel.NAMESPACES]
 
 
-def require(level: SandboxLevel) -> None:
+def require(level: SandboxLevel) -> str:
+    """Skip where the kernel refuses ``level``; else the Python to run a bot with there."""
     found = sandbox.detect()
     if found.level.rank < level.rank:
         assert found.reason
         pytest.skip(f"THE KERNEL REFUSES SANDBOX LEVEL {level} HERE: {found.reason}")
+    return stranger_python()[0] if level is SandboxLevel.RLIMITS else sys.executable
+
+
+@pytest.mark.asyncio
+async def test_at_rlimits_a_root_referees_bot_that_cannot_reach_its_files_is_told_where(
+    tmp_path: Path,
+) -> None:
+    """Without mounts the bot's uid walks the host's own paths: a program behind a 0700
+    directory cannot start, and the start error names that directory."""
+    require(SandboxLevel.RLIMITS)
+    if os.geteuid() != 0:
+        pytest.skip("ONLY A ROOT REFEREE RUNS BOTS AS UIDS OF THEIR OWN")
+    private = tmp_path / "private"
+    (private / "bin").mkdir(parents=True)
+    private.chmod(0o700)
+    program = private / "bin" / "bot"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    with pytest.raises(BotStartError, match=r"cannot reach .*/private/bin/bot \(/.* is mode 700\)"):
+        await BotProcess.start(BotCommand((str(program),), sandbox="rlimits"))
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("level", LEVELS)
 async def test_cpu_hog_is_stopped_and_named(level: SandboxLevel) -> None:
-    require(level)
+    python = require(level)
     cmd = BotCommand(
-        (sys.executable, "-c", "while True: pass"), sandbox=str(level), limits=Limits(cpu_seconds=1)
+        (python, "-c", "while True: pass"), sandbox=str(level), limits=Limits(cpu_seconds=1)
     )
     bot = await BotProcess.start(cmd, env={"GIN_REFEREE_ENDPOINT": "ipc:///tmp/none/s"})
     assert bot.sandbox is level
@@ -244,12 +289,10 @@ async def test_cpu_hog_is_stopped_and_named(level: SandboxLevel) -> None:
 @pytest.mark.asyncio
 @pytest.mark.parametrize("level", LEVELS)
 async def test_big_file_is_stopped_and_named(level: SandboxLevel) -> None:
-    require(level)
+    python = require(level)
     path = f"/tmp/gin-test-big-{uuid.uuid4().hex}"  # the private /tmp under namespaces
     code = "import sys; open(sys.argv[1], 'wb').write(bytes(1 << 20))"
-    cmd = BotCommand(
-        (sys.executable, "-c", code, path), sandbox=str(level), limits=Limits(file_size=4096)
-    )
+    cmd = BotCommand((python, "-c", code, path), sandbox=str(level), limits=Limits(file_size=4096))
     try:
         bot = await BotProcess.start(cmd, env={"GIN_REFEREE_ENDPOINT": "ipc:///tmp/none/s"})
         # Python ignores SIGXFSZ: the write fails with EFBIG ("File too large") instead.
@@ -267,9 +310,9 @@ async def test_big_file_is_stopped_and_named(level: SandboxLevel) -> None:
 @pytest.mark.asyncio
 @pytest.mark.parametrize("level", LEVELS)
 async def test_bots_run_ten_steps_below_the_referee_in_every_level(level: SandboxLevel) -> None:
-    require(level)
+    python = require(level)
     code = "import os, sys; sys.stderr.write(str(os.getpriority(os.PRIO_PROCESS, 0)))"
-    bot = await BotProcess.start(BotCommand((sys.executable, "-c", code), sandbox=str(level)))
+    bot = await BotProcess.start(BotCommand((python, "-c", code), sandbox=str(level)))
     assert await bot.wait() == 0
     await bot.terminate()
     assert int(bot.stderr_tail()) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)

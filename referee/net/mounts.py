@@ -1,0 +1,211 @@
+"""What a bot sees of the host's filesystem in the ``namespaces`` sandbox: an allowlist.
+
+The sandbox's root is an empty tmpfs; :func:`filesystem_args` gives the bubblewrap options that
+fill it, read-only, with only:
+
+* the system's program and library trees (:data:`SYSTEM_TREES`: ``/usr`` and the ``/bin``,
+  ``/lib``... beside it, as the host has them: a symlink stays a symlink);
+* a minimal ``/etc`` (:data:`ETC_ALLOWLIST`: what the dynamic linker, a locale, the time zone
+  and a lookup of ``localhost`` read); no ``passwd`` or ``group`` (the bot's uid has no name);
+* what the bot's command needs (:func:`command_paths`): its working directory, the directory
+  of its program (found on its ``PATH`` when named without one) and of every file its
+  arguments name, the interpreter of a ``#!`` script, a Python virtual environment any of
+  them lies in and the installation its interpreter comes from, and the directory of this
+  installation's Python SDK (:mod:`protocol`);
+* what the operator names (``--expose PATH``, a bot's ``expose`` list);
+* a private ``/tmp`` (a tmpfs of ``tmp_size``, also ``HOME`` and ``TMPDIR``), its own
+  ``/proc``, and a ``/dev`` of ``null``, ``zero``, ``full``, ``random``, ``urandom`` and the
+  ``fd``/``stdin``/``stdout``/``stderr`` links, itself read-only; ``/dev/shm`` is a link to
+  ``/tmp``, so what a bot puts there counts against ``tmp_size``.
+
+So no host unix socket (``/run``, ``/var``, ``/tmp``), no home directory, no other entrant's
+directory and no ``/sys`` is there unless one of the paths above contains it. A directory that
+leads to a visible path is made by bubblewrap (mode 0755) rather than bound, so a bot's files
+under a 0700 home are reachable (when the referee is root, bubblewrap runs as root and makes
+the mounts; the bot then reads through its own uid's permissions on the files themselves).
+
+Limits: the paths are bound whole: a bot whose working directory is a parent of other
+entrants' directories sees them (give each bot a directory of its own); what a bot loads at
+run time from a path not named in its command (a plugin directory, a model file) needs
+``--expose``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+
+__all__ = ["ETC_ALLOWLIST", "SYSTEM_TREES", "command_paths", "filesystem_args", "visible_paths"]
+
+SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""The host's read-only program and library trees, bound where they exist."""
+
+ETC_ALLOWLIST = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/locale.alias",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/hosts",
+    "/etc/gai.conf",
+    "/etc/alternatives",
+    "/etc/ssl/openssl.cnf",
+)
+"""The files of ``/etc`` a bot sees (each only where the host has it)."""
+
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+"""The device nodes a bot gets."""
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def _venv_root(path: str) -> str | None:
+    """The Python virtual environment that holds ``path`` (the nearest directory above it with
+    a ``pyvenv.cfg``), else None."""
+    here = path if os.path.isdir(path) else os.path.dirname(path)
+    while here not in ("/", ""):
+        if os.path.isfile(os.path.join(here, "pyvenv.cfg")):
+            return here
+        here = os.path.dirname(here)
+    return None
+
+
+def _prefix(program: str) -> str:
+    """Where an executable's installation lies: the parent of its ``bin`` directory (a Python
+    or Node installation keeps its library beside it), else its own directory. Symlinks are
+    followed first (a venv's ``python`` links to the installation's)."""
+    real = os.path.realpath(program)
+    here = os.path.dirname(real)
+    return os.path.dirname(here) if os.path.basename(here) == "bin" else here
+
+
+def _shebang(path: str, search_path: str | None) -> str | None:
+    """The interpreter a ``#!`` script names (``env NAME`` looked up on ``search_path``)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].decode(errors="replace").split()
+    if not words:
+        return None
+    if os.path.basename(words[0]) == "env" and len(words) > 1:
+        found = shutil.which(words[1], path=search_path)
+        return os.path.abspath(found) if found else None
+    return words[0]
+
+
+def _sdk_root() -> str | None:
+    """The directory holding this installation's :mod:`protocol` package (found, not
+    imported: start-up)."""
+    found = importlib.util.find_spec("protocol")
+    origin = None if found is None else found.origin
+    return os.path.dirname(os.path.dirname(os.path.abspath(origin))) if origin else None
+
+
+def command_paths(argv: Sequence[str], cwd: str, search_path: str | None = None) -> list[str]:
+    """The host paths a bot's command needs, as described in the module docstring (existing
+    paths only, in the order found, without repeats).
+
+    >>> command_paths(["/no/such/bot"], "/") == command_paths([], "/")
+    True
+    """
+    found: list[str] = []
+
+    def add(path: str | None) -> None:
+        if path and path != "/" and os.path.exists(path) and path not in found:
+            found.append(path)
+
+    program = argv[0] if argv else ""
+    if program and os.sep not in program:
+        program = shutil.which(program, path=search_path) or program
+    files: list[str] = []
+    for word in (program, *argv[1:]):
+        path = os.path.normpath(os.path.join(cwd, word)) if word else ""
+        if word and os.path.exists(path):
+            files.append(path)
+    interpreter = _shebang(files[0], search_path) if files and program else None
+    if interpreter and os.path.exists(interpreter):
+        files.append(interpreter)
+    add(cwd)
+    for path in files:
+        venv = _venv_root(path)
+        add(venv or (path if os.path.isdir(path) else os.path.dirname(path)))
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            add(_prefix(path))
+    add(_sdk_root())
+    return found
+
+
+def visible_paths(paths: Iterable[str]) -> list[str]:
+    """``paths`` without those the system trees or ``/etc`` already show and those inside
+    another of them (a bind would only repeat it), sorted."""
+    kept: list[str] = []
+    for path in sorted({os.path.normpath(p) for p in paths}):
+        if path in ("/", "/tmp") or _under(path, (*SYSTEM_TREES, "/etc", "/proc", "/dev", "/sys")):
+            continue  # the sandbox's own, never the host's
+        if _under(path, kept):
+            continue
+        kept.append(path)
+    return kept
+
+
+def _parents(paths: Iterable[str]) -> list[str]:
+    """Every directory above ``paths`` (not ``/``), parents first, once."""
+    made: list[str] = []
+    for path in paths:
+        chain = []
+        here = os.path.dirname(path)
+        while here not in ("/", ""):
+            chain.append(here)
+            here = os.path.dirname(here)
+        made += [p for p in reversed(chain) if p not in made]
+    return made
+
+
+def filesystem_args(
+    paths: Sequence[str], *, tmp_size: int, hide: Sequence[str] = (), sockets: Sequence[str] = ()
+) -> list[str]:
+    """bubblewrap options for the whole filesystem a bot sees: the system trees, ``/etc``'s
+    allowlist, ``paths`` (host paths, bound read-only where they are), ``sockets`` (unix socket
+    files bound alone), a private ``/tmp``, ``/proc`` and a minimal read-only ``/dev``; then
+    an empty tmpfs over each directory of ``hide`` that lies inside a visible path."""
+    args: list[str] = []
+    for tree in SYSTEM_TREES:
+        if os.path.islink(tree):
+            args += ["--symlink", os.readlink(tree), tree]
+        elif os.path.isdir(tree):
+            args += ["--ro-bind", tree, tree]
+    etc = [path for path in ETC_ALLOWLIST if os.path.lexists(path)]
+    shown = visible_paths(paths)
+    args += ["--size", str(tmp_size), "--perms", "1777", "--tmpfs", "/tmp"]
+    # bubblewrap would make the directories above a mount point 0700 (as root: root's)
+    for parent in _parents([*etc, *shown, *sockets]):
+        if parent != "/tmp":
+            args += ["--perms", "0755", "--dir", parent]
+    for path in etc:
+        args += ["--ro-bind-try", path, path]
+    for path in shown:
+        args += ["--ro-bind", path, path]
+    for path in sockets:  # gone if the referee has just closed it: the bot then cannot connect
+        args += ["--ro-bind-try", path, path]
+    args += ["--proc", "/proc", "--size", "65536", "--perms", "0755", "--tmpfs", "/dev"]
+    for device in DEVICES:
+        args += ["--dev-bind", device, device]
+    for i, name in enumerate(("stdin", "stdout", "stderr")):
+        args += ["--symlink", f"/proc/self/fd/{i}", f"/dev/{name}"]
+    args += ["--symlink", "/proc/self/fd", "/dev/fd", "--symlink", "/tmp", "/dev/shm"]
+    args += ["--remount-ro", "/dev"]
+    for hidden in map(os.path.abspath, hide):
+        if os.path.isdir(hidden) and _under(hidden, shown):
+            args += ["--tmpfs", hidden]
+    return args
