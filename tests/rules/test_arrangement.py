@@ -28,6 +28,7 @@ from referee.rules import (
     Meld,
     RuleSet,
     apply,
+    best_melds,
     deadwood,
     knock_action,
     knock_arrangement,
@@ -191,20 +192,22 @@ def test_the_default_arrangement_is_the_same_whatever_the_defender_holds(
     cards = CardSet(kept)
     limit = 100  # every hand may knock: the choice is tested on all of them
     blind = knock_arrangement(cards, limit)
-    assert left(kept, blind) == deadwood(cards)  # least deadwood first
+    gin = deadwood(cards) == 0
+    shown_melds = best_melds(cards)[0] if gin else blind  # gin: nothing is laid off on it
     for defender in defenders:
         result = knock(kept, defender, limit=limit)
-        if result.deadwood[0] == 0:
-            continue  # gin: shown as best_melds arranges it, nothing is laid off
-        assert result.melds[0] == blind
+        assert result.melds[0] == shown_melds
         assert result.deadwood[0] == deadwood(cards)
-    # The cards outside the knocker's hand are never an input: no defender, no stock.
-    assert knock_arrangement(CardSet(kept), limit) == blind
+    # The documented rule, recomputed: least deadwood, then fewest exposed cards.
+    least = [a for a in arrangements(kept) if left(kept, a) == deadwood(cards)]
+    assert left(kept, blind) == deadwood(cards)
+    fewest = min(layoff_exposure(kept, a).bit_count() for a in least)
+    assert layoff_exposure(kept, blind).bit_count() == fewest
 
 
 @settings(max_examples=100, deadline=None)
 @given(knocker_and_defenders())
-def test_the_defender_is_never_better_off_for_the_knocker_hiding_cards_it_cannot_see(
+def test_hindsight_never_scores_worse_for_the_knocker_than_blind(
     case: tuple[int, list[int]],
 ) -> None:
     # Hindsight can only help the knocker: the blind arrangement is one of the candidates it
