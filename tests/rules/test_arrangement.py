@@ -87,6 +87,13 @@ def test_the_worked_example_of_the_rules_doc() -> None:
     old = knock(TWO_WAYS, HOLDS_3S, rules=HINDSIGHT)
     assert shown(old) == THREE_RUNS and old.layoffs == ()
     assert (old.termination.value, old.winner, old.points, old.deadwood) == ("knock", 0, 3, (6, 9))
+    # docs/protocol.md: declaring the run of hearts is how a knocker gets those 3 points now.
+    runs = tuple(Meld.from_cards(parse_cards(m)) for m in THREE_RUNS)
+    declared = resolve_knock(
+        STANDARD, knocker=0, knocker_hand=CardSet.parse(TWO_WAYS).mask,
+        defender_hand=CardSet.parse(HOLDS_3S).mask, knock_limit=10, declared=runs,
+    )  # fmt: skip
+    assert (declared.winner, declared.points, declared.layoffs) == (0, 3, ())
 
 
 @pytest.mark.parametrize("defender", [HOLDS_3S, HOLDS_5H, HOLDS_BOTH, HOLDS_NEITHER])
