@@ -101,7 +101,8 @@ class WireAction:
     ``card`` is required for ``discard`` and ``knock``; in events it may also be set for
     ``take_discard`` and ``draw_stock`` (the card taken, when the receiver may know it).
     ``melds`` is only for ``knock``: an explicit arrangement, or ``None`` to let the
-    referee pick the best one.
+    referee arrange the kept cards, from those cards alone (docs/protocol.md, "A knock
+    without melds").
     """
 
     kind: Annotated[str, Check(check_enum, ACTION_KINDS)]

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         knock_action,
         parse_action,
     )
+    from referee.rules.arrangement import knock_arrangement
     from referee.rules.cards import DECK, Card, CardSet, Rank, Suit, parse_cards
     from referee.rules.errors import (
         CardParseError,
@@ -108,6 +109,7 @@ _HOME = {
     "final_score": "game",
     "is_legal": "moves",
     "knock_action": "actions",
+    "knock_arrangement": "arrangement",
     "knock_discards": "melds",
     "legal_actions": "state",
     "new_game": "game",
@@ -148,7 +150,7 @@ __all__ = [
     "MalformedAction", "Meld", "MeldKind", "NextDealer", "PassUpcard", "Phase", "PlayerView",
     "Rank", "RuleSet", "RulesError", "Suit", "TakeDiscard", "Termination", "apply",
     "apply_unchecked", "best_melds", "check", "deadwood", "deal", "discard_action",
-    "final_score", "is_legal", "knock_action", "knock_discards", "legal_actions", "new_game",
-    "observe", "parse_action", "parse_cards", "record_hand", "replay", "score_hand",
-    "shuffled_deck",
+    "final_score", "is_legal", "knock_action", "knock_arrangement", "knock_discards",
+    "legal_actions", "new_game", "observe", "parse_action", "parse_cards", "record_hand",
+    "replay", "score_hand", "shuffled_deck",
 ]  # fmt: skip

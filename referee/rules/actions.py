@@ -75,14 +75,14 @@ class Discard:
 class Knock:
     """Discard a card face down and knock (gin when the remaining cards have no deadwood).
 
-    ``melds`` is the knocker's declared arrangement; ``None`` lets the engine choose the
-    arrangement that scores best for the knocker.
+    ``melds`` is the knocker's declared arrangement; ``None`` lets the engine choose it, blind:
+    from the ten cards kept alone (:func:`~referee.rules.arrangement.knock_arrangement`).
     """
 
     card: Card
     """The card discarded with the knock."""
     melds: tuple[Meld, ...] | None = None
-    """Declared melds of the ten cards kept, or None for the engine's choice."""
+    """Declared melds of the ten cards kept, or None for the engine's (blind) choice."""
 
     def __str__(self) -> str:
         if self.melds is None:

@@ -14,7 +14,16 @@ from dataclasses import asdict, dataclass, fields, replace
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["CLASSIC", "OKLAHOMA", "PRESETS", "STANDARD", "STRAIGHT", "NextDealer", "RuleSet"]
+__all__ = [
+    "CLASSIC",
+    "LEGACY_VALUES",
+    "OKLAHOMA",
+    "PRESETS",
+    "STANDARD",
+    "STRAIGHT",
+    "NextDealer",
+    "RuleSet",
+]
 
 
 class NextDealer(StrEnum):
@@ -55,6 +64,12 @@ class RuleSet:
     """Who deals the next hand after a scored hand."""
     turn_cap: int = 200
     """A hand with this many turns (discards) and no knock is void."""
+    knock_hindsight: bool = False
+    """A knock without declared melds is arranged with sight of the defender's hand: the
+    arrangement that scores best against the defender's best response. Off in every preset: a
+    knocker at a table lays its melds down before the defender shows a card, so the default is
+    chosen from the knocker's ten cards alone (docs/rules.md, "After a knock"). On reproduces
+    the rules before the option existed; such a rule set keeps the hash it had then."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -82,19 +97,37 @@ class RuleSet:
             raise ValueError(f"unknown rules preset {name!r} (known: {known})") from None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (str/int/bool/None values), as recorded and sent to bots."""
+        """Plain-data form (str/int/bool/None values), as recorded and sent to bots.
+
+        A field added after records existed is left out while it has the value that reproduces
+        the rules from before it (:data:`LEGACY_VALUES`), so those records keep their meaning
+        and their :attr:`rules_hash`.
+
+        >>> "knock_hindsight" in STANDARD.to_dict()
+        True
+        >>> "knock_hindsight" in replace(STANDARD, knock_hindsight=True).to_dict()
+        False
+        """
         data = asdict(self)
         data["next_dealer"] = str(self.next_dealer)
+        for key, legacy in LEGACY_VALUES.items():
+            if data[key] == legacy:
+                del data[key]
         return data
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> RuleSet:
-        """Inverse of :meth:`to_dict`; unknown keys and bad values raise ``ValueError``."""
+        """Inverse of :meth:`to_dict`; unknown keys and bad values raise ``ValueError``.
+
+        A missing key takes the standard preset's value, except a field of
+        :data:`LEGACY_VALUES`, which takes its legacy value (data written before the field
+        existed was played that way).
+        """
         known = {f.name: f for f in fields(RuleSet)}
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise ValueError(f"unknown rule field(s): {', '.join(unknown)}")
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {k: v for k, v in LEGACY_VALUES.items() if k not in data}
         for key, value in data.items():
             default = getattr(STANDARD, key)
             if key == "next_dealer":
@@ -115,10 +148,19 @@ class RuleSet:
 
     @property
     def rules_hash(self) -> str:
-        """A stable 16-hex-digit hash of every field (canonical JSON, SHA-256)."""
+        """A stable 16-hex-digit hash of :meth:`to_dict` (canonical JSON, SHA-256).
+
+        Equal hashes mean equal rules: a change to what a rule set does changes its hash, and a
+        rule set that plays as one did before keeps that one's hash (docs/rules.md).
+        """
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+
+LEGACY_VALUES: dict[str, Any] = {"knock_hindsight": True}
+"""Fields added after records existed, each with the value that reproduces the rules from
+before it: :meth:`RuleSet.to_dict` (and so the hash) leaves such a field out while it has that
+value, and :meth:`RuleSet.from_dict` reads a missing one as that value."""
 
 STANDARD = RuleSet()
 """The default: knock 10, gin 25, undercut 25, big gin 31, box 25, shutout +100."""

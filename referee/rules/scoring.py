@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from itertools import product
 
+from referee.rules.arrangement import arrangements, knock_arrangement
 from referee.rules.cards import DECK, ROW_MASK, Card, CardSet, mask_value
 from referee.rules.melds import (
     _COLUMN,
     Meld,
     _best_packing,
     best_melds,
-    melds_in,
     split_packing,
 )
 from referee.rules.ruleset import RuleSet
@@ -198,22 +198,6 @@ class HandResult:
     """Final deadwood by seat (the defender's after layoffs)."""
 
 
-def _arrangements(mask: int) -> list[tuple[int, ...]]:
-    """Every packing of the melds in ``mask``, as tuples of meld masks."""
-    melds = melds_in(mask)
-    out: list[tuple[int, ...]] = [()]
-
-    def extend(start: int, used: int, chosen: tuple[int, ...]) -> None:
-        for i in range(start, len(melds)):
-            if melds[i] & used == 0:
-                nxt = (*chosen, melds[i])
-                out.append(nxt)
-                extend(i + 1, used | melds[i], nxt)
-
-    extend(0, 0, ())
-    return out
-
-
 def resolve_knock(
     rules: RuleSet,
     *,
@@ -227,10 +211,14 @@ def resolve_knock(
 ) -> HandResult:
     """Resolve a knock, gin or big gin into a scored :class:`HandResult`.
 
-    ``declared`` is the knocker's own arrangement (already validated by the caller) or None,
-    in which case the engine picks, among all arrangements within the knock limit, the one that
-    scores best for the knocker against the defender's optimal layoffs (ties: lower knocker
-    deadwood, then the first in canonical order).
+    ``declared`` is the knocker's own arrangement (already validated by the caller) or None. For
+    None the engine shows :func:`~referee.rules.arrangement.knock_arrangement` of the knocker's
+    cards: chosen blind, from those cards alone (a gin hand is shown as :func:`best_melds`
+    arranges it; nothing is laid off on a gin, so its arrangement never changes the score).
+    Only under ``rules.knock_hindsight`` does the choice read ``defender_hand``: then it is the
+    arrangement within the knock limit that scores best for the knocker against the defender's
+    optimal layoffs (ties: lower knocker deadwood, then the first in :func:`arrangements`
+    order), the rule before that option existed.
     """
     if big_gin or declared is None:
         melds, rest = best_melds(CardSet(knocker_hand))
@@ -245,27 +233,12 @@ def resolve_knock(
                 multiplier=multiplier,
             )
             return _result(knocker, knocker_hand, defender_hand, melds, 0, defence, score)
-        best: tuple[tuple[int, int], tuple[Meld, ...], int, Defence, HandScore] | None = None
-        for arrangement in _arrangements(knocker_hand):
-            covered = 0
-            for meld_mask in arrangement:
-                covered |= meld_mask
-            k_dw = mask_value(knocker_hand & ~covered)
-            if k_dw > knock_limit:
-                continue
-            chosen = tuple(Meld.from_mask(m) for m in arrangement)
-            defence = best_defence(defender_hand, chosen, allow_layoffs=True)
-            score = score_hand(
-                rules, knocker_deadwood=k_dw, defender_deadwood=defence.deadwood,
-                multiplier=multiplier,
-            )  # fmt: skip
-            key = (score.points if score.knocker_wins else -score.points, -k_dw)
-            if best is None or key > best[0]:
-                best = (key, chosen, k_dw, defence, score)
-        if best is None:
-            raise ValueError("knock with deadwood above the knock limit")
-        _, chosen, k_dw, defence, score = best
-        return _result(knocker, knocker_hand, defender_hand, chosen, k_dw, defence, score)
+        if not rules.knock_hindsight:
+            declared = knock_arrangement(CardSet(knocker_hand), knock_limit)
+        else:
+            return _hindsight_knock(
+                rules, knocker, knocker_hand, defender_hand, knock_limit, multiplier
+            )
     covered = 0
     for meld in declared:
         covered |= meld.mask
@@ -277,6 +250,38 @@ def resolve_knock(
         multiplier=multiplier,
     )  # fmt: skip
     return _result(knocker, knocker_hand, defender_hand, declared, k_dw, defence, score)
+
+
+def _hindsight_knock(
+    rules: RuleSet,
+    knocker: int,
+    knocker_hand: int,
+    defender_hand: int,
+    knock_limit: int,
+    multiplier: int,
+) -> HandResult:
+    """The knock arranged with sight of the defender's hand (``rules.knock_hindsight`` only)."""
+    best: tuple[tuple[int, int], tuple[Meld, ...], int, Defence, HandScore] | None = None
+    for arrangement in arrangements(knocker_hand):
+        covered = 0
+        for meld_mask in arrangement:
+            covered |= meld_mask
+        k_dw = mask_value(knocker_hand & ~covered)
+        if k_dw > knock_limit:
+            continue
+        chosen = tuple(Meld.from_mask(m) for m in arrangement)
+        defence = best_defence(defender_hand, chosen, allow_layoffs=True)
+        score = score_hand(
+            rules, knocker_deadwood=k_dw, defender_deadwood=defence.deadwood,
+            multiplier=multiplier,
+        )  # fmt: skip
+        key = (score.points if score.knocker_wins else -score.points, -k_dw)
+        if best is None or key > best[0]:
+            best = (key, chosen, k_dw, defence, score)
+    if best is None:
+        raise ValueError("knock with deadwood above the knock limit")
+    _, chosen, k_dw, defence, score = best
+    return _result(knocker, knocker_hand, defender_hand, chosen, k_dw, defence, score)
 
 
 def _result(

@@ -121,7 +121,10 @@ KNOCKER = "7c 7d 7h 7s 4s 5s 6s Ac Ad 2h"
 DEFENDER = "8s Qc Qd Jh Jd 9c 2c 3d 5h Th"
 
 
-def test_engine_picks_the_arrangement_that_denies_layoffs() -> None:
+def test_engine_picks_the_arrangement_that_exposes_fewer_layoffs() -> None:
+    # Blind (issue 30): 7777 + 456s and 777 + 4567s both leave Ac Ad 2h (4); the first exposes
+    # only 3s (7s is the knocker's own), the second 3s and 8s. It happens to deny the defender's
+    # 8s, as the old hindsight rule did, but would be chosen whatever the defender held.
     state = position(nondealer=KNOCKER, dealer=DEFENDER, upcard="Kd", stock="Kh")
     result = draw_and_knock(state, "Kh").result
     assert result is not None

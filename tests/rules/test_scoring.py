@@ -70,15 +70,44 @@ def test_presets_values() -> None:
 
 def test_rules_hash_is_stable_and_sensitive() -> None:
     assert STANDARD.rules_hash == RuleSet().rules_hash
-    assert STANDARD.rules_hash == "75a852a779d24e6c"  # pinned: a change here breaks records
-    hashes = {r.rules_hash for r in PRESETS.values()}
-    assert len(hashes) == 4
+    # Pinned: a change here breaks records. The presets arrange a knock without melds blind
+    # (knock_hindsight off); each hash changed once, in issue 30, because that rule changed.
+    pinned = {
+        "standard": "fea56fe0a7c76ae0",
+        "classic": "44fd06e7e9734f4b",
+        "oklahoma": "91acdb478fb28ad7",
+        "straight": "3dc904459b7e27ce",
+    }
+    assert {name: r.rules_hash for name, r in PRESETS.items()} == pinned
     assert replace(STANDARD, target=150).rules_hash != STANDARD.rules_hash
+
+
+def test_hindsight_keeps_the_hash_records_were_written_with() -> None:
+    # The rules before issue 30 are the presets with knock_hindsight on: records written then
+    # carry these hashes (and no knock_hindsight key) and must keep verifying.
+    before = {
+        "standard": "75a852a779d24e6c",
+        "classic": "d3ded5e7811a85b6",
+        "oklahoma": "a145ecf8b6e81d71",
+        "straight": "e70b32afe77908bf",
+    }
+    for name, rules in PRESETS.items():
+        assert rules.knock_hindsight is False
+        old = replace(rules, knock_hindsight=True)
+        assert old.rules_hash == before[name]
+        assert "knock_hindsight" not in old.to_dict()
+        assert rules.to_dict()["knock_hindsight"] is False
+        legacy_data = {k: v for k, v in rules.to_dict().items() if k != "knock_hindsight"}
+        assert RuleSet.from_dict(legacy_data) == old
 
 
 def test_rules_round_trip_and_validation() -> None:
     for rules in PRESETS.values():
         assert RuleSet.from_dict(rules.to_dict()) == rules
+        hindsight = replace(rules, knock_hindsight=True)
+        assert RuleSet.from_dict(hindsight.to_dict()) == hindsight
+    with pytest.raises(ValueError, match="knock_hindsight must be bool"):
+        RuleSet.from_dict({"knock_hindsight": 1})
     with pytest.raises(ValueError, match="unknown rule field"):
         RuleSet.from_dict({"knock_limt": 5})
     with pytest.raises(ValueError, match="knock_limit must be int"):
