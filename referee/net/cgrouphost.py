@@ -187,22 +187,27 @@ class Inotify:
 
 
 def kill_members(version: int, pids_dir: str) -> None:
-    """SIGKILL the processes of the group at ``pids_dir``; v1 closes forking first (``pids.max``
-    0) and goes round until the group is empty or a bound is reached."""
+    """SIGKILL the processes of the group at ``pids_dir`` without waiting for them to leave.
+
+    v2 writes ``cgroup.kill``. v1 first sets ``pids.max`` to 0, so that nothing can fork any
+    more, then kills what ``cgroup.procs`` lists, round after round while new pids show up
+    (a fork that was under way); bounded, and logged if the bound is reached.
+    """
     try:
         if version == 2:
             write(f"{pids_dir}/cgroup.kill", "1")
             return
         write(f"{pids_dir}/pids.max", "0")
-        for wait in _WAITS:
-            time.sleep(wait)
-            members = [int(pid) for pid in read(f"{pids_dir}/cgroup.procs").split()]
+        killed: set[int] = set()
+        for _ in range(16):
+            members = set(read_pids(pids_dir)) - killed
             if not members:
                 return
             for pid in members:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-        logger.warning("cgroup %s: processes still listed after SIGKILL", pids_dir)
+            killed |= members
+        logger.warning("cgroup %s: new processes still appear after SIGKILL", pids_dir)
     except FileNotFoundError:
         return
     except OSError as err:
