@@ -214,9 +214,10 @@ def kill_members(version: int, pids_dir: str) -> None:
         logger.warning("cgroup %s: cannot kill its processes: %s", pids_dir, err)
 
 
-def remove(path: str) -> bool:
-    """rmdir ``path``, retrying while the group is busy; True once it is gone."""
-    for wait in _WAITS:
+def remove(path: str, *, patient: bool = True) -> bool:
+    """rmdir ``path``, retrying for up to ~0.7 s while the group is busy (once only if not
+    ``patient``); True once it is gone."""
+    for wait in _WAITS if patient else _WAITS[:1]:
         time.sleep(wait)
         try:
             os.rmdir(path)

@@ -39,14 +39,20 @@ memory, as the kernel picks its victim; ``oom_kills`` may lag it by a moment); v
 ``memory.events`` with inotify (the kernel notifies that file on change) and fires when its
 ``oom`` or ``oom_kill`` count grows.
 
-Known limits: **the v2 path was never run on the development machine or CI** (their
-controllers are bound to v1); its parsing, settings and watcher are unit-tested on real-format
-text and files, the kernel writes are not. ``create``, ``kill`` and ``close`` are synchronous
-file-system calls made on the event loop (a few ms; ``close`` may sleep up to ~0.7 s in all
-while killed tasks leave). v1 ``kill`` first sets ``pids.max`` to 0 so that nothing can fork
-during the kill, which adds to :meth:`SeatCgroup.pids_refused`: read the counters before
-``kill``. ``sweep_stale`` trusts a live pid: a stale group whose referee pid was reused stays.
-Detection moves other processes sharing the referee's v2 group into ``referee`` as well.
+Known limits: **the v2 path was never run on the development machine or CI** (their controllers
+are bound to v1); its parsing, settings and watcher are unit-tested on real-format text and
+files, the kernel writes are not. ``create``, ``kill`` and ``close`` are synchronous
+file-system calls made on the event loop (about 0.6 ms for ``create`` + ``close`` here;
+``close`` may sleep up to ~0.7 s in all while killed tasks leave, and ``close`` without
+``kill`` of a group that still runs leaves it, with a warning). v1 ``kill`` first sets
+``pids.max`` to 0 so that nothing can fork during the kill, which adds to
+:meth:`SeatCgroup.pids_refused`: read the counters before ``kill``. ``sweep_stale`` trusts a
+live pid: a stale group whose referee pid was reused stays. Detection moves other processes
+sharing the referee's v2 group into ``referee`` as well. Values are judged by the kernel only
+(v1 takes ``memory=0``; ``-5`` is refused): the caller validates its limits. The counters read
+0 while a file cannot be read, and after ``close`` keep the values they had then.
+
+Threading: use a ``SeatCgroup`` from the thread running the loop given to ``watch_oom``.
 """
 
 from __future__ import annotations
@@ -257,12 +263,17 @@ class SeatCgroup:
     def close(self) -> None:
         """Stop watching, keep the counters' last values, remove the directories (retrying
         briefly while killed tasks leave). Never raises; idempotent. A group still holding
-        live processes is left (logged): call :meth:`kill` first."""
+        live processes is left (logged; a later ``close`` tries again): call :meth:`kill` first."""
         self._stop_watch()
-        if self._final is None and self._made:
+        if self._made:  # read them live (again, if an earlier close left a directory)
+            self._final = None
             self._final = (self.oom_kills(), self.pids_refused(), self.cpu_usage_ns())
-        while self._made:
-            remove(self._made.pop())
+        patient, left = True, []  # wait for one busy directory, not for each of them
+        for path in reversed(self._made):
+            if not remove(path, patient=patient):
+                patient = False
+                left.append(path)
+        self._made = left[::-1]
 
 
 def sweep_stale() -> int:

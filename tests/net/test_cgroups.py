@@ -260,3 +260,21 @@ def test_create_failure_raises_and_leaves_nothing() -> None:
     with pytest.raises(CgroupError, match=r"nice must be in -20\.\.19"):
         SeatCgroup.create(memory=GIB, processes=64, nice=20)
     assert set(our_groups()) == before
+
+
+@pytest.mark.asyncio
+async def test_close_of_a_running_group_leaves_it_then_kill_and_close_remove_it(
+    seats: Seats, caplog: pytest.LogCaptureFixture
+) -> None:
+    seat = seats.create()
+    proc = await seats.spawn(seat, "sleep", "30")
+    await wait_until(lambda: members(seat.paths[0]) == {proc.pid})
+    start = asyncio.get_running_loop().time()
+    seat.close()  # blocks while it retries the first directory, not each of them
+    assert asyncio.get_running_loop().time() - start < 2
+    assert "still has processes" in caplog.text
+    assert all(map(os.path.isdir, seat.paths))
+    seat.kill()
+    assert await asyncio.wait_for(proc.wait(), 10) == -9
+    seat.close()
+    assert gone(seat.paths)
