@@ -189,12 +189,13 @@ class Inotify:
 def kill_members(version: int, pids_dir: str) -> None:
     """SIGKILL the processes of the group at ``pids_dir`` without waiting for them to leave.
 
-    v2 writes ``cgroup.kill``. v1 first sets ``pids.max`` to 0, so that nothing can fork any
-    more, then kills what ``cgroup.procs`` lists, round after round while new pids show up
-    (a fork that was under way); bounded, and logged if the bound is reached.
+    v2 writes ``cgroup.kill``. v1 (and v2 before Linux 5.14, without ``cgroup.kill``) first
+    sets ``pids.max`` to 0, so that nothing can fork any more, then kills what
+    ``cgroup.procs`` lists, round after round while new pids show up (a fork that was under
+    way); bounded, and logged if the bound is reached.
     """
     try:
-        if version == 2:
+        if version == 2 and os.path.exists(f"{pids_dir}/cgroup.kill"):
             write(f"{pids_dir}/cgroup.kill", "1")
             return
         write(f"{pids_dir}/pids.max", "0")

@@ -19,6 +19,7 @@ from referee.net.cgroupfs import (
     parse_proc_cgroup,
     seat_settings,
 )
+from referee.net.cgrouphost import _try_v2
 from referee.net.cgroups import SeatCgroup
 
 pytestmark = pytest.mark.timeout(20)
@@ -180,3 +181,46 @@ async def test_v2_oom_watch_fires_when_memory_events_counts_grow(tmp_path: Path)
     (tmp_path / "memory.events").write_text(MEMORY_EVENTS.replace("oom_kill 1", "oom_kill 3"))
     await asyncio.sleep(0.05)  # nothing may arrive once closed
     assert calls == [2]
+
+
+def v2_mounts(where: Path) -> list[Mount]:
+    """A cgroup2 mount of ``where`` (a plain directory standing in for the hierarchy)."""
+    return parse_mountinfo(f"30 1 0:26 / {where} rw - cgroup2 cgroup2 rw\n")
+
+
+def test_v2_detection_reasons(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("\n")  # this machine's: all bound to v1
+    found, why = _try_v2(v2_mounts(tmp_path), {"": "/"})
+    assert found is None
+    assert why == f"{tmp_path} has no pids memory cpu controller (bound to v1, or none)"
+    found, why = _try_v2(parse_mountinfo(MOUNTINFO_V1), {})
+    assert (found, why) == (None, "no cgroup2 mount shows the referee's group")
+
+
+def test_v2_detection_moves_the_referee_to_a_leaf_and_enables_controllers(
+    tmp_path: Path,
+) -> None:
+    group = tmp_path / "referee.service"
+    (group / "referee").mkdir(parents=True)
+    (group / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids rdma misc\n")
+    (group / "cgroup.subtree_control").write_text("")
+    (group / "cgroup.procs").write_text("4242\n")
+    (group / "referee" / "cgroup.procs").write_text("")
+    found, why = _try_v2(v2_mounts(tmp_path), {"": "/referee.service"})
+    assert (found, why) == (str(group), "")
+    assert (group / "referee" / "cgroup.procs").read_text() == "4242"
+    assert (group / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    # Once enabled (a previous referee did it), nothing is moved again.
+    (group / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    (group / "referee" / "cgroup.procs").write_text("")
+    assert _try_v2(v2_mounts(tmp_path), {"": "/referee.service"}) == (str(group), "")
+    assert (group / "referee" / "cgroup.procs").read_text() == ""
+
+
+def test_v2_kill_without_cgroup_kill_closes_forks_first(tmp_path: Path) -> None:
+    seat = fake_v2(tmp_path)
+    (tmp_path / "cgroup.kill").unlink()  # Linux before 5.14
+    (tmp_path / "pids.max").write_text("max\n")
+    (tmp_path / "cgroup.procs").write_text("")
+    seat.kill()
+    assert (tmp_path / "pids.max").read_text() == "0ax\n"  # one write(2) of "0" at offset 0
