@@ -57,13 +57,16 @@ Threading: use a ``SeatCgroup`` from the thread running the loop given to ``watc
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import os
 import re
 import signal
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # spawning a bot imports no asyncio (docs/performance.md, "Start-up")
+    import asyncio
 
 from referee.net.cgroupfs import cpu_weight_for_nice, parse_flat_keyed, seat_settings
 from referee.net.cgrouphost import (

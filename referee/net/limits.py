@@ -12,7 +12,7 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 
-__all__ = ["Limits", "limit_cause", "parse_size"]
+__all__ = ["Limits", "describe_limit", "limit_cause", "parse_size"]
 
 _MIB = 1 << 20
 
@@ -47,8 +47,10 @@ class Limits:
     """RLIMIT_FSIZE, bytes per written file (SIGXFSZ)."""
     tmp_size: int = 64 * _MIB
     """Size of the private ``/tmp`` (``namespaces`` level)."""
+    memory: int = 2048 * _MIB
+    """Memory of the whole seat, every process together (its cgroup, where there is one)."""
 
-    _SIZES = ("address_space", "file_size", "tmp_size")
+    _SIZES = ("address_space", "file_size", "tmp_size", "memory")
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, object], base: Limits | None = None) -> Limits:
@@ -137,10 +139,17 @@ _LIMIT_NAMES = {
     "open_files": "open-files limit",
     "file_size": "file-size limit",
     "tmp_size": "private /tmp size",
+    "memory": "seat's memory limit",
 }
 _RLIMITS = {"address_space": "RLIMIT_AS", "cpu_seconds": "RLIMIT_CPU",
             "processes": "RLIMIT_NPROC", "open_files": "RLIMIT_NOFILE",
             "file_size": "RLIMIT_FSIZE"}  # fmt: skip
+
+
+def describe_limit(key: str, limits: Limits) -> str:
+    """A limit's name and value for a fault's detail, e.g. "seat's memory limit (2048 MiB,
+    every process of the seat: cgroup)"."""
+    return _describe(key, limits)
 
 
 def _describe(key: str, limits: Limits) -> str:
@@ -151,4 +160,6 @@ def _describe(key: str, limits: Limits) -> str:
     if key == "cpu_seconds":
         shown += " s"
     rlimit = f", {_RLIMITS[key]}" if key in _RLIMITS else ""
+    if key == "memory":
+        rlimit = ", every process of the seat: cgroup"
     return f"{_LIMIT_NAMES[key]} ({shown}{rlimit})"

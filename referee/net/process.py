@@ -54,7 +54,7 @@ from pathlib import Path
 from types import TracebackType
 
 from referee.net import sandbox
-from referee.net.limits import limit_cause
+from referee.net.limits import describe_limit, limit_cause
 from referee.net.sandbox import SandboxLevel
 from referee.net.spawn import BotCommand, BotStartError, Spawned, spawn
 from referee.net.stderr import StderrSink, open_log
@@ -84,6 +84,8 @@ class BotProcess:
         self.uid = None if spawned.lease is None else spawned.lease.uid
         """The host uid the bot runs as (a root referee's bots), else None: the referee's."""
         self._lease = spawned.lease
+        self._cgroup = spawned.cgroup
+        self._out_of_memory = False
         self._popen = spawned.popen
         self._sink = sink
         self._lock = asyncio.Lock()
@@ -98,6 +100,16 @@ class BotProcess:
             threading.Thread(target=self._wait_in_thread, daemon=True).start()
         else:
             self._loop.add_reader(self._pidfd, self._on_pidfd)
+        if self._cgroup is not None:
+            self._cgroup.watch_oom(self._loop, self._on_oom)
+
+    def _on_oom(self) -> None:
+        """The kernel killed a process of the seat for its memory limit: the seat ends (a
+        child of the bot may have been the one killed; the bot itself plays no further)."""
+        self._out_of_memory = True
+        self._kill_group()
+        if self._cgroup is not None:
+            self._cgroup.kill()
 
     def _on_pidfd(self) -> None:
         """The pidfd is readable: the process has exited; reap it."""
@@ -181,7 +193,8 @@ class BotProcess:
     def confinement(self) -> str:
         """The sandbox level and what a root referee adds to it, as results and records name
         it: ``namespaces``, ``namespaces+uid``, ``rlimits+uid`` ... (docs/security.md)."""
-        return "+".join([str(self.sandbox), *(["uid"] if self.uid is not None else [])])
+        extra = [*(["uid"] if self.uid is not None else []), *(["cgroup"] if self._cgroup else [])]
+        return "+".join([str(self.sandbox), *extra])
 
     @property
     def pid(self) -> int:
@@ -230,7 +243,9 @@ class BotProcess:
             except ValueError:
                 name = f"signal {-rc}"
             hint = f"killed by signal {name}"
-        if self._terminated:
+        if self._out_of_memory or (self._cgroup is not None and self._cgroup.oom_kills()):
+            hint += f": hit the {describe_limit('memory', self.limits)}"
+        elif self._terminated:
             hint += " (terminated by the referee)"
         elif self.sandbox is not SandboxLevel.NONE:
             cause = limit_cause(rc, self.stderr_tail(4096), self.limits)
@@ -283,7 +298,12 @@ class BotProcess:
             raise
 
     def _release(self) -> None:
-        """Give back what the seat held beside its processes (its uid), once they are dead."""
+        """Give back what the seat held beside its processes (its uid, its cgroup), once its
+        bot is dead: whatever of the seat still runs (a ``setsid`` escapee below the
+        ``namespaces`` level) is killed through the cgroup first."""
+        if self._cgroup is not None:
+            self._cgroup.kill()
+            self._cgroup.close()
         if self._lease is not None:
             self._lease.release()
 

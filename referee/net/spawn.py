@@ -12,6 +12,8 @@ bots before it imports the event loop's machinery and the rest of the referee
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import os
 import shlex
 import signal
@@ -21,12 +23,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from referee.net import sandbox
+from referee.net import cgroups, sandbox
 from referee.net.botuid import UidLease, UidRangeError
+from referee.net.cgroups import SeatCgroup
 from referee.net.limits import Limits
 from referee.net.sandbox import SandboxLevel
 
 __all__ = ["BotCommand", "BotStartError", "Spawned", "spawn"]
+
+logger = logging.getLogger(__name__)
 
 
 class BotStartError(Exception):
@@ -103,6 +108,8 @@ class Spawned:
     """The sandbox level it runs at."""
     lease: UidLease | None = None
     """The host uid it runs as, when the referee is root (released when it ends)."""
+    cgroup: SeatCgroup | None = None
+    """The seat's cgroup, where the host offers one (removed when it ends)."""
     taken: bool = False
     """True once adopted: the adopter owns the process and the pipe from then on."""
     at: float = field(default_factory=time.monotonic)
@@ -118,6 +125,9 @@ class Spawned:
             os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
         os.close(self.stderr_fd)
+        if self.cgroup is not None:
+            self.cgroup.kill()
+            self.cgroup.close()
         if self.lease is not None:
             self.lease.release()
 
@@ -161,10 +171,13 @@ def spawn(
         if isinstance(exc, sandbox.UnreachableError):
             raise BotStartError(cmd.argv, str(exc)) from exc
         raise
+    bare = launch.argv == cmd.argv  # it does not resolve: let the spawn fail with its reason
+    cgroup = None if bare else _seat_cgroup(cmd, level, nice)
+    argv = launch.argv if cgroup is None else (*cgroup.join_argv, *launch.argv)
     rfd, wfd = os.pipe()
     try:
         popen = subprocess.Popen(
-            launch.argv,
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=wfd if merge_stdout else subprocess.DEVNULL,
             stderr=wfd,
@@ -175,6 +188,8 @@ def spawn(
         )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         os.close(rfd)
+        if cgroup is not None:
+            cgroup.close()
         if lease is not None:
             lease.release()
         raise BotStartError(cmd.argv, _start_reason(exc, cmd)) from exc
@@ -186,7 +201,33 @@ def spawn(
         with contextlib.suppress(OSError):
             own = os.getpriority(os.PRIO_PROCESS, 0)
             os.setpriority(os.PRIO_PROCESS, popen.pid, min(19, own + nice))
-    return Spawned(cmd, popen, rfd, level, lease)
+    return Spawned(cmd, popen, rfd, level, lease, cgroup)
+
+
+@functools.cache
+def _cgroups_usable() -> bool:
+    """Whether seats get cgroups here (checked once; leftovers of a referee killed by
+    SIGKILL are removed then). Says once, plainly, when they do not."""
+    found = cgroups.detect()
+    if found.version is None:
+        logger.warning("no cgroup per seat: %s; bots are bounded by rlimits only", found.reason)
+        return False
+    cgroups.sweep_stale()
+    return True
+
+
+def _seat_cgroup(cmd: BotCommand, level: SandboxLevel, nice: int) -> SeatCgroup | None:
+    """A cgroup for a sandboxed bot's seat (every process of the bot is in it from its
+    start: :attr:`SeatCgroup.join_argv`), or None where there is none."""
+    if level is SandboxLevel.NONE or not _cgroups_usable():
+        return None
+    try:
+        return SeatCgroup.create(
+            memory=cmd.limits.memory, processes=cmd.limits.processes, nice=min(19, nice)
+        )
+    except cgroups.CgroupError as exc:
+        logger.warning("no cgroup for this seat: %s", exc)
+        return None
 
 
 def _lease(cmd: BotCommand, level: SandboxLevel) -> UidLease | None:

@@ -20,6 +20,7 @@ first legal action at every decision through the SDK. Modes:
 * ``fill MIB DIR...``: writes up to MIB MiB into a file in each directory.
 * ``forkcount N``: forks up to N sleeping children, counting the forks that succeed.
 * ``children-mem N MIB``: N children that each touch MIB MiB and keep it.
+* ``burn N``: N children that spin the CPU.
 * ``sdk-hog``: at its first decision allocates 4 GiB inside the SDK's handler (uncaught).
 * A path argument may be written ``@PATH``: the sandbox binds in what a command names, and
   an attack's target must not be bound just for being named.
@@ -32,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -187,17 +189,41 @@ def fork_count(limit: int) -> None:
     report(forked=made)
 
 
-def children_memory(count: int, mebibytes: int) -> None:
-    """Start ``count`` children that each touch ``mebibytes`` MiB and keep it (the parent
-    itself stays small and plays on)."""
+def burn(count: int) -> None:
+    """``count`` children that spin the CPU (for at most 10 minutes)."""
     for _ in range(count):
         if os.fork() == 0:
+            until = time.monotonic() + 600
+            while time.monotonic() < until:
+                pass
+            os._exit(0)
+    report(burners=count)
+
+
+def children_memory(count: int, mebibytes: int) -> None:
+    """Start ``count`` children that each touch ``mebibytes`` MiB and keep it (the parent
+    itself stays small); wait (at most 30 s) until they all hold it or one is gone."""
+    ready_r, ready_w = os.pipe()
+    children = []
+    for _ in range(count):
+        pid = os.fork()
+        if pid == 0:
+            os.close(ready_r)
             block = bytearray(mebibytes << 20)
             for i in range(0, len(block), 4096):
                 block[i] = 1
+            os.write(ready_w, b"!")
             time.sleep(600)
             os._exit(0)
-    report(children=count, each_mib=mebibytes)
+        children.append(pid)
+    os.close(ready_w)
+    held = 0
+    deadline = time.monotonic() + 30
+    while held < count and time.monotonic() < deadline:
+        if any(os.waitpid(pid, os.WNOHANG)[0] for pid in children):
+            break  # one was killed: the seat is over its limit
+        held += len(os.read(ready_r, 16)) if select.select([ready_r], [], [], 0.1)[0] else 0
+    report(children=count, each_mib=mebibytes, held=held)
 
 
 def forkbomb(count: int) -> None:
@@ -314,6 +340,8 @@ def main() -> int:
         fill(args[1:], int(args[0]))
     elif mode == "forkcount":
         fork_count(int(args[0]))
+    elif mode == "burn":
+        burn(int(args[0]))
     elif mode == "children-mem":
         children_memory(int(args[0]), int(args[1]))
     try:

@@ -21,8 +21,10 @@ import pytest
 from referee.match import Deal
 from referee.match.bots import BotSpec
 from referee.match.config import MatchConfig
+from referee.match.faults import FaultKind, FaultPolicy
 from referee.match.result import MatchResult
 from referee.match.runner import run_match
+from referee.net import cgroups
 from referee.net.botuid import bot_range
 from referee.net.limits import Limits
 from referee.net.private import private_dir
@@ -30,7 +32,7 @@ from referee.net.sandbox import SandboxLevel, detect
 from referee.tournament.dealkey import KEY_FILE, _write
 from tests.pgserver import pg_server, why_unavailable
 
-from .helpers import FAST, GREEDY
+from .helpers import BOTS, FAST, GREEDY, PY
 from .test_sandbox_attacks import ATTACKER, assert_victim_unharmed, attack, attack_report
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
@@ -187,3 +189,46 @@ async def test_a_fork_bomb_of_a_root_referee_stops_at_the_process_limit(tmp_path
     result, report = await attack(tmp_path / "m", "forkcount 400", limits=limits)
     assert 0 < report["forked"] < 64, report
     assert result.seats[0].faults == []  # the attacker itself may not get its threads now
+
+
+def require_cgroups() -> None:
+    found = cgroups.detect()
+    if found.version is None:
+        pytest.skip(f"NO CGROUP PER SEAT HERE: {found.reason}")
+
+
+async def test_a_seat_over_its_memory_limit_is_ended_and_the_fault_names_it(
+    tmp_path: Path,
+) -> None:
+    """Three children of 1 GiB each: under the per-process limit (2 GiB of address space
+    each), over the seat's 2 GiB together. The seat ends; the crash names the seat's limit."""
+    require_cgroups()
+    limits = Limits(memory=2 << 30)
+    result, _ = await attack(tmp_path / "m", "children-mem 3 1024", limits=limits)
+    assert result.sandbox.endswith("+cgroup"), result.sandbox
+    assert result.seats[0].faults == []
+    (fault,) = result.seats[1].faults  # a crash, or a startup fault if it came before hello
+    assert fault.kind in (FaultKind.CRASH, FaultKind.STARTUP), fault
+    assert "hit the seat's memory limit (2048 MiB" in fault.detail, fault.detail
+
+
+async def test_a_cpu_burner_cannot_starve_the_other_seat(tmp_path: Path) -> None:
+    """Six spinning processes in one seat; the other seat computes 160 ms of CPU per decision
+    against a 0.5 s move time. Each seat's cgroup weighs the same, so the victim gets its
+    core: no timeout (without cgroups every decision timed out)."""
+    require_cgroups()
+    victim = BotSpec.parse(f"{PY} {BOTS / 'spin_bot.py'} 0.16")
+    burner = BotSpec.parse(f"{ATTACKER} burn 6")
+    specs = []
+    for spec in (victim, burner):
+        assert spec.command is not None
+        specs.append(replace(spec, command=replace(spec.command, sandbox="namespaces")))
+    time = replace(FAST, move=0.5, bank=0.0, grace=0.0, startup=30.0)
+    config = MatchConfig(
+        games=1, time=time, seed=7, policy=FaultPolicy.STRIKE, strikes=1000, max_hands_per_game=2
+    )
+    result = await run_match(config, (specs[0], specs[1]), out_dir=tmp_path, kill_grace=0.5)
+    assert result.sandbox.endswith("+cgroup")
+    assert attack_report(tmp_path, 1) == {"burners": 6}
+    assert result.seats[0].faults == [], result.seats[0].faults
+    assert result.games_played == 1

@@ -26,6 +26,7 @@ from referee.match.runner import run_match
 from referee.net.keys import referee_keys
 from referee.net.limits import Limits
 from referee.net.sandbox import SANDBOX_UID, SandboxLevel, detect
+from tests.strangers import stranger_python
 
 from .helpers import BOTS, FAST, GREEDY, PY
 
@@ -55,12 +56,13 @@ async def attack(
     """One game: the greedy bot (seat 0, started first) against the attacker (seat 1).
     Returns the result and the attacker's report (empty if it never reported)."""
     specs = []
+    python, extra = stranger_python(sdk=True) if sandbox == "rlimits" else (PY, {})
     for text in (GREEDY, f"{ATTACKER} {args}"):
-        spec = BotSpec.parse(text)
+        spec = BotSpec.parse(python + text.removeprefix(PY))
         assert spec.command is not None
         command = replace(
             spec.command, sandbox=sandbox, limits=limits or Limits(), pass_env=pass_env,
-            expose=expose if text != GREEDY else (),
+            expose=expose if text != GREEDY else (), env=extra,
         )  # fmt: skip
         specs.append(replace(spec, command=command))
     # Start-up is not what these tests are about: a margin no loaded machine eats (the greedy
@@ -178,7 +180,7 @@ async def test_setsid_fork_bomb_leaves_no_survivor(tmp_path: Path) -> None:
 
 async def test_memory_hog_gets_a_crash_fault_naming_the_limit(tmp_path: Path) -> None:
     result, _ = await attack(tmp_path, "hog", sandbox="rlimits")
-    assert result.sandbox == "rlimits"
+    assert result.sandbox.startswith("rlimits")
     (fault,) = result.seats[1].faults
     assert fault.kind is FaultKind.CRASH
     assert "address-space (memory) limit (2048 MiB, RLIMIT_AS)" in fault.detail

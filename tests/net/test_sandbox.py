@@ -43,7 +43,7 @@ def test_limits_parse_sizes_and_counts() -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"memory": "1G"}, "unknown limit 'memory'"),
+        ({"ram": "1G"}, "unknown limit 'ram'"),
         ({"address_space": "lots"}, "address_space: expected bytes"),
         ({"open_files": 0}, "open_files: expected a positive integer"),
         ({"cpu_seconds": True}, "cpu_seconds: expected a positive integer"),
