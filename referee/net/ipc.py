@@ -5,7 +5,9 @@ unix socket, ``referee.sock``. The socket is mode 0666 and its directory 0711, s
 running as uids of their own (a root referee's) may connect: a sandboxed bot sees the socket
 file alone, bound into its filesystem (:mod:`referee.net.mounts`); at ``rlimits`` it reaches it
 by name. Any local user who learns the name may connect too, as to the TCP endpoint on
-127.0.0.1: the endpoint's tokens and bounds (docs/security.md) are what hold then. It is bound with the standard library alone, so that a match
+127.0.0.1: the endpoint's tokens and bounds (docs/security.md) are what hold then.
+
+It is bound with the standard library alone, so that a match
 can bind it, start its bots with its address, and only then import the rest of the referee
 (docs/performance.md, "Start-up"): a bot that connects while the referee is still importing
 waits in the socket's accept backlog, where :class:`~referee.net.transport.RouterTransport`
