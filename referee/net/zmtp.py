@@ -26,8 +26,10 @@ closes it after telling the match layer).
 
 Usage: :meth:`ServerConnection.greeting` is written first; each chunk read goes to
 :meth:`~ServerConnection.feed`; :meth:`~ServerConnection.events` parses what is buffered into
-``(kind, payload)`` events; bytes to write (handshake replies, pongs) collect in
-:attr:`~ServerConnection.outgoing`.  Any violation raises :class:`ZmtpError`.
+``(kind, payload)`` events; bytes to write (handshake replies) collect in
+:attr:`~ServerConnection.outgoing`, and the PONG owed to the latest PING (one at most, as in
+libzmq) in :attr:`~ServerConnection.pong`, boxed by :meth:`~ServerConnection.take_pong` when
+the caller writes it.  Any violation raises :class:`ZmtpError`.
 """
 
 from __future__ import annotations
@@ -204,6 +206,7 @@ class ServerConnection:
         "heartbeat_ttl",
         "outgoing",
         "peer_minor",
+        "pong",
     )
 
     def __init__(self, mechanism: Mechanism, *, max_message_bytes: int) -> None:
@@ -214,7 +217,10 @@ class ServerConnection:
         self._ready = False
         self._multipart = -1  # bytes of the multipart message being dropped, -1 when none
         self.outgoing = bytearray()
-        """Bytes the connection must write (handshake replies, pongs); the caller empties it."""
+        """Bytes the connection must write (handshake replies); the caller empties it."""
+        self.pong: bytes | None = None
+        """The context of the PONG owed to the peer's latest PING, or None: one PONG is
+        pending at most (as in libzmq); :meth:`take_pong` boxes it when it is written."""
         self.peer_minor = 0
         """The peer's ZMTP minor version (heartbeats need 1)."""
         self.heartbeat_ttl = 0.0
@@ -247,6 +253,14 @@ class ServerConnection:
     def wrap(self, payload: bytes) -> bytes:
         """The bytes that send ``payload`` as one message."""
         return self._mech.wrap(payload)
+
+    def take_pong(self) -> bytes:
+        """The frame answering the peer's latest PING (empty if none is owed); boxed only now,
+        so that under CURVE a PONG never written takes no nonce."""
+        context, self.pong = self.pong, None
+        if context is None:
+            return b""
+        return self._mech.wrap(command(b"PONG", context), FLAG_COMMAND)
 
     def ping(self, ttl_deciseconds: int) -> bytes:
         """A PING command (ZMTP 3.1) asking the peer to drop us after ``ttl`` of silence."""
@@ -348,11 +362,11 @@ class ServerConnection:
         on_event(MESSAGE, payload)
 
     def _command(self, body: bytes, on_event: Callable[[int, bytes], None]) -> None:
-        """PING is answered, PONG reported, ERROR ends the connection, others are ignored."""
+        """PING is answered (one PONG pending at most: a later PING replaces an unwritten
+        one), PONG reported, ERROR ends the connection, others are ignored."""
         if body[:5] == b"\x04PING" and len(body) >= 7:
             self.heartbeat_ttl = struct.unpack_from(">H", body, 5)[0] / 10
-            pong = command(b"PONG", body[7:23])
-            self.outgoing += self._mech.wrap(pong, FLAG_COMMAND)
+            self.pong = bytes(body[7:23])
         elif body[:5] == b"\x04PONG":
             on_event(PONG, body[5:])
         elif body[:6] == b"\x05ERROR":
