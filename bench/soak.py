@@ -2,20 +2,21 @@
 hello, while the daemon plays its own games; the daemon must not crash and its memory must stay
 flat.
 
-Run: ``python -m bench.soak [--frames 1000000] [--clients 8] [--curve]``. It starts the daemon
-itself (two local bots, a registered remote token per client, games on a loop), then
-``--clients`` connections at a time each: connect, say hello with its registered token half of
-the time (so the frames reach a lobby connection or a seated remote game), send frames until
-the daemon closes the connection, reconnect. With ``--curve`` the daemon requires CURVE (no
-``--insecure``), every client authenticates with its registered key and its frames are boxed,
-so they reach the parser behind the handshake; one connection in four tries an unknown key
-instead (refused during the handshake). Frames are drawn from: random bytes; valid bot
-messages (hello, action, pong, bye) with bytes flipped, cut, repeated or appended; valid
-messages with wrong values;
-malformed ZMTP (bad flags, lying sizes, multipart). The daemon's RSS is sampled every 0.5 s.
-It prints one JSON line: frames and connections sent, the daemon's status, RSS at start, peak
-and end (MiB), and the games it finished with the faults charged to its own bots (none
-expected).
+Run: ``python -m bench.soak [--frames 1000000] [--clients 8] [--curve] [--ping-flood 32]``. It
+starts the daemon itself (two local bots, a registered remote token per client, games on a
+loop), then ``--clients`` connections at a time each: connect, say hello with its registered
+token half of the time (so the frames reach a lobby connection or a seated remote game), send
+frames until the daemon closes the connection, reconnect. With ``--curve`` the daemon requires
+CURVE (no ``--insecure``), every client authenticates with its registered key and its frames
+are boxed, so they reach the parser behind the handshake; one connection in four tries an
+unknown key instead (refused during the handshake). Frames are drawn from: random bytes; valid
+bot messages (hello, action, pong, bye) with bytes flipped, cut, repeated or appended; valid
+messages with wrong values; malformed ZMTP (bad flags, lying sizes, multipart). With
+``--ping-flood N``, N more connections (``bench/pingflood.py``, one process; under CURVE one
+connection with a key of its own) send PINGs and never read, for the whole soak. The daemon's
+RSS is sampled every 0.5 s. It prints one JSON line: frames and connections sent, the daemon's
+status, RSS at start, peak and end (MiB), and the games it finished with the faults charged to
+its own bots (none expected).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import argparse
 import asyncio
 import json
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -180,12 +182,14 @@ async def _client(
             client.writer.transport.abort()
 
 
-async def soak(frames: int, clients: int, seed: int, curve: bool = False) -> dict[str, object]:
+async def soak(
+    frames: int, clients: int, seed: int, curve: bool = False, ping_flood: int = 0
+) -> dict[str, object]:
     """Run the daemon and the clients; the report (see the module docstring)."""
     with tempfile.TemporaryDirectory(prefix="gin-soak-") as tmp:
         directory = Path(tmp)
         endpoint = f"tcp://127.0.0.1:{free_port()}"
-        keys = [KeyPair.generate() for _ in range(clients)]
+        keys = [KeyPair.generate() for _ in range(clients + (1 if ping_flood else 0))]
         daemon = _start_daemon(_config(directory, keys), endpoint, directory / "out", curve)
         try:
             assert daemon.stderr is not None
@@ -196,6 +200,7 @@ async def soak(frames: int, clients: int, seed: int, curve: bool = False) -> dic
                 ("frames", "connections", "connect_failures", "refused_unknown_key",
                  "unknown_key_admitted"), 0,
             )  # fmt: skip
+            flood = _ping_flood(endpoint, ping_flood, line if curve else "", keys[-1])
             start_rss = peak = _rss_mib(daemon.pid)
             budget = [frames]
             rng = random.Random(seed)
@@ -215,6 +220,11 @@ async def soak(frames: int, clients: int, seed: int, curve: bool = False) -> dic
                     break
             seconds = time.monotonic() - started
             await asyncio.gather(*tasks, return_exceptions=True)
+            flooded: dict[str, object] = {}
+            if flood is not None:
+                flood.send_signal(signal.SIGINT)
+                out, _ = await asyncio.to_thread(flood.communicate, timeout=30)
+                flooded = json.loads(out) if out.strip() else {"connections_held": ping_flood}
             end_rss = _rss_mib(daemon.pid)
             alive = daemon.poll() is None
         finally:
@@ -236,8 +246,26 @@ async def soak(frames: int, clients: int, seed: int, curve: bool = False) -> dic
         "rss_mib": {"start": round(start_rss, 1), "peak": round(peak, 1), "end": round(end_rss, 1)},
         "games_done": games,
         "local_bot_faults": faults,
+        "ping_flood": flooded if ping_flood else None,
         "stderr_tail": err[-500:] if not alive else "",
     }
+
+
+def _ping_flood(
+    endpoint: str, connections: int, serving: str, pair: KeyPair
+) -> subprocess.Popen[str] | None:
+    """``bench.pingflood`` for as long as the soak runs (stopped with SIGINT), or None."""
+    if not connections:
+        return None
+    args = ["--processes", "1", "--connections", str(connections)]
+    if serving:
+        server = serving.rsplit("referee key ", 1)[1].strip()
+        args = ["--processes", "1", "--connections", "1", "--server-key", server]
+        args += ["--client-secret", pair.secret_z85]
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.pingflood", endpoint, "3600", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
 
 
 def _games(path: Path) -> tuple[int, list[str]]:
@@ -267,8 +295,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--curve", action="store_true", help="CURVE clients (default: plain)")
+    parser.add_argument("--ping-flood", type=int, default=0, help="connections PINGing")
     args = parser.parse_args()
-    report = asyncio.run(soak(args.frames, args.clients, args.seed, args.curve))
+    report = asyncio.run(soak(args.frames, args.clients, args.seed, args.curve, args.ping_flood))
     print(json.dumps(report), flush=True)
 
 

@@ -119,6 +119,12 @@ class ZmtpClient:
         """Write bytes as they are."""
         self.writer.write(data)
 
+    def stop_reading(self) -> None:
+        """Read nothing more from the server (a peer that never reads what it is sent)."""
+        transport = self.writer.transport
+        assert isinstance(transport, asyncio.Transport)
+        transport.pause_reading()
+
     async def read_frame(self) -> tuple[int, bytes]:
         """The next frame's (flags, body) as sent."""
         flags, size = await self.reader.readexactly(2)

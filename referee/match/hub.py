@@ -397,6 +397,14 @@ class Hub:
                 f"protocol version {msg.protocol_version} is not supported (supported: {versions})",
             )
             return
+        # The key before the token's use: a thief with another key must not learn whether
+        # the token's owner is connected (token_in_use would tell it).
+        link = self._by_token.get(msg.token)
+        known = link is not None or msg.token in self._registered or msg.token in self._bound
+        if known and not self._key_matches(inc.peer, msg.token):
+            message = "token not valid with this connection's key"
+            self._reject(inc.peer, ErrorCode.BAD_TOKEN, message)
+            return
         held = self._holder(msg.token)
         if held is not None:
             self._reject(
@@ -404,12 +412,6 @@ class Hub:
                 ErrorCode.TOKEN_IN_USE,
                 f"token already in use: {held} (one connection per token; the first keeps it)",
             )
-            return
-        link = self._by_token.get(msg.token)
-        known = link is not None or msg.token in self._registered
-        if known and not self._key_matches(inc.peer, msg.token):
-            message = "token not valid with this connection's key"
-            self._reject(inc.peer, ErrorCode.BAD_TOKEN, message)
             return
         if link is None and msg.token in self._registered:
             self._park(inc.peer, msg)

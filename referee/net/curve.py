@@ -4,11 +4,13 @@ Wire-compatible with libzmq's ``ZMQ_CURVE_SERVER`` (checked against libzmq 4.3 c
 ``tests/net``).  The handshake, for one connection:
 
 1. the client's HELLO proves it knows our long-term public key (a box to it from a transient
-   client key ``C'``);
+   client key ``C'``, which must open to 64 zero bytes; its 72 bytes of padding, which keep
+   the HELLO as long as our WELCOME, must be zero);
 2. we answer WELCOME: a fresh transient key ``S'`` and a cookie (``C'`` and ``s'`` sealed under
    a key that lives only as long as this connection's handshake);
 3. the client's INITIATE carries the cookie back, its long-term public key ``C`` and a vouch (a
-   box from ``C`` binding ``C'``), and its metadata; we open all three, then ask
+   box from ``C`` binding ``C'`` to our long-term key ``S``: both are checked, so a vouch made
+   for another server is refused), and its metadata; we open all three, then ask
    ``authorize(C)``: a refusal is answered with an ERROR command and the connection ends, so an
    unknown key never reaches the match layer;
 4. we answer READY; every later frame is a MESSAGE box under the ``C'``/``S'`` shared key, with
@@ -53,6 +55,8 @@ KEY_BYTES: Final = 32
 _U64: Final = struct.Struct(">Q")
 _INNER_FLAGS: Final = FLAG_MORE | 2  # libzmq's inner flags: bit 0 more, bit 1 command
 _INNER_COMMAND: Final = 2
+_HELLO_PADDING: Final = bytes(72)
+_HELLO_SIGNATURE: Final = bytes(64)
 
 Authorizer = Callable[[bytes], str | None]
 """Called with a client's long-term public key: None admits it, a string says why not."""
@@ -98,14 +102,18 @@ class CurveMechanism:
             raise ZmtpError("expected CURVE HELLO")
         if len(body) != 200 or body[6:8] != b"\x01\x00":
             raise ZmtpError("malformed CURVE HELLO")
+        if body[8:80] != _HELLO_PADDING:
+            raise ZmtpError("CURVE HELLO padding is not zero")
         self._client_transient = body[80:112]
         self._next_peer_nonce(body[112:120])
         try:
-            crypto_box_open(
+            signature = crypto_box_open(
                 body[120:200], b"CurveZMQHELLO---" + body[112:120], body[80:112], self._secret
             )
         except CryptoError:
             raise ZmtpError("CURVE HELLO does not open (wrong server key?)") from None
+        if signature != _HELLO_SIGNATURE:
+            raise ZmtpError("CURVE HELLO signature is not 64 zero bytes")
         self._cookie_key = randombytes(32)
         cookie_nonce = randombytes(16)
         cookie = crypto_secretbox(
@@ -150,6 +158,8 @@ class CurveMechanism:
             raise ZmtpError("CURVE INITIATE or vouch does not open") from None
         if vouch[:32] != self._client_transient:
             raise ZmtpError("CURVE vouch does not match the transient key")
+        if vouch[32:64] != self._public:
+            raise ZmtpError("CURVE vouch names another server key")
         self._cookie_key = b""
         self._shared = crypto_box_beforenm(self._client_transient, self._transient_secret)
         check_socket_type(parse_properties(plain[128:]))

@@ -17,8 +17,18 @@ every read, which the C library maps and unmaps (``mmap``, ``mremap``, ``munmap`
 zeroed page at every decision), and a buffer per connection would hold 16 KiB for each of
 thousands of connections.
 
-Writes go straight to the socket (asyncio writes at once when nothing is queued);
-``send_buffer_bytes`` caps what may queue towards a peer that does not read.
+Writing is bounded too, for every byte written (messages, handshake replies, PINGs and
+PONGs), so that a peer that never reads cannot make the referee hold its bytes:
+
+* writes go straight to the socket (asyncio writes at once when nothing is queued); a peer
+  with more than ``send_buffer_bytes`` queued is aborted (not closed: a graceful close waits
+  for a drain that never comes), and every resource it held is released on the next turn of
+  the loop (its descriptor, its connection-cap slot, its CURVE key's live connection);
+* one PONG is owed at most (:attr:`ServerConnection.pong`, as in libzmq), and it is written
+  only when nothing is queued: a peer that PINGs and does not read gets no PONGs (it would
+  not read them), and our own PINGs are skipped likewise;
+* a graceful close (a reject, ``disconnect``, a deadline) that has not drained within
+  ``close_drain_ms`` is aborted.
 """
 
 from __future__ import annotations
@@ -108,10 +118,12 @@ class PeerProtocol(asyncio.BufferedProtocol):
         self.admitted = False
         self.lost_reason = ""
         self._paused = False
+        self._aborted = False
         self._parse_pending = False
         self._credit = float(owner.config.frames_per_s)
         self._credit_time = 0.0
         self._timer: asyncio.TimerHandle | None = None
+        """The handshake or admission deadline, then the close's drain deadline."""
 
     # -- asyncio callbacks ---------------------------------------------------------------
 
@@ -131,7 +143,7 @@ class PeerProtocol(asyncio.BufferedProtocol):
             return
         loop = owner.loop
         self.last_heard = self._credit_time = loop.time()
-        transport.write(self.conn.greeting())
+        self._write(self.conn.greeting())
         self._timer = loop.call_later(
             owner.config.handshake_timeout_ms / 1000, self.close, "no handshake in time", True
         )
@@ -191,13 +203,13 @@ class PeerProtocol(asyncio.BufferedProtocol):
             used = self.conn.events(budget, self._on_event)
         except ZmtpError as err:
             self._flush()
-            if err.reply and self.transport is not None:
-                self.transport.write(err.reply)
+            if err.reply:
+                self._write(err.reply)
             self.owner.on_protocol_error(self, str(err))
             self.close(f"protocol error: {err}", False)
             return
         self._credit -= used
-        if self.conn.outgoing:  # (a handshake reply, a PONG: rarely anything)
+        if self.conn.outgoing or self.conn.pong is not None:  # a handshake reply, a PONG
             self._flush()
         if used >= budget and self.conn.buffered:
             self._pause(delay=0.0 if used == BATCH and self._credit >= 1 else 1 / rate)
@@ -238,10 +250,33 @@ class PeerProtocol(asyncio.BufferedProtocol):
             self.owner.on_ready(self)
 
     def _flush(self) -> None:
-        out = self.conn.outgoing
-        if out and self.transport is not None and not self.transport.is_closing():
-            self.transport.write(bytes(out))
-        out.clear()
+        """Write the handshake replies and the PONG owed, if any (the PONG only when nothing
+        is queued: a peer not reading would never read it)."""
+        conn = self.conn
+        out = conn.outgoing
+        if out:
+            self._write(bytes(out))
+            out.clear()
+        if conn.pong is not None:
+            transport = self.transport
+            if transport is not None and transport.get_write_buffer_size() == 0:
+                self._write(conn.take_pong())
+            else:
+                conn.pong = None
+                self.owner.stats.pongs_dropped += 1
+
+    def _write(self, data: bytes) -> str:
+        """Write ``data`` (every byte to the peer goes through here); an empty string, or why
+        not.  A peer left with more than ``send_buffer_bytes`` queued is aborted."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return "peer unreachable"
+        transport.write(data)
+        queued = transport.get_write_buffer_size()
+        if queued > self.owner.config.send_buffer_bytes:
+            self.abort(f"not reading ({queued} bytes queued)")
+            return "send queue full"
+        return ""
 
     def _admit_expired(self) -> None:
         self._timer = None
@@ -262,23 +297,21 @@ class PeerProtocol(asyncio.BufferedProtocol):
         transport = self.transport
         if transport is None or transport.is_closing():
             return "peer unreachable"
-        if transport.get_write_buffer_size() > self.owner.config.send_buffer_bytes:
-            return "send queue full"
-        # A PONG boxed while parsing (the handler may send from inside a parse) goes first:
-        # under CURVE each box takes the next nonce, and the peer drops any out of order.
+        # A PONG owed from a parse (the handler may send from inside one) goes first: under
+        # CURVE each box takes the next nonce, and the peer drops any out of order.
         conn = self.conn
-        if conn.outgoing:
+        if conn.outgoing or conn.pong is not None:
             self._flush()
-        transport.write(conn.wrap(payload))
-        return ""
+        return self._write(conn.wrap(payload))
 
     def ping(self, ttl_deciseconds: int) -> None:
         """A ZMTP heartbeat (only to peers that speak ZMTP 3.1)."""
         transport = self.transport
         speaks_ping = self.conn.ready and self.conn.peer_minor >= 1
-        if speaks_ping and transport is not None and not transport.is_closing():
-            self._flush()  # boxes leave in nonce order (see ``send``)
-            transport.write(self.conn.ping(ttl_deciseconds))
+        if not speaks_ping or transport is None or transport.get_write_buffer_size():
+            return  # a peer that has not read what is queued would not read a PING either
+        self._flush()  # boxes leave in nonce order (see ``send``)
+        self._write(self.conn.ping(ttl_deciseconds))
 
     def drain_now(self) -> None:
         """Read what the kernel already holds for us and parse it, synchronously."""
@@ -298,13 +331,34 @@ class PeerProtocol(asyncio.BufferedProtocol):
             self.data_received(data)
 
     def close(self, reason: str, timed_out: bool) -> None:
-        """Close the connection (what is queued is still written), naming why."""
+        """Close the connection, naming why: what is queued is still written, within
+        ``close_drain_ms`` (then the connection is aborted)."""
         if not self.lost_reason:
             self.lost_reason = reason
             if timed_out:
                 self.owner.stats.timed_out += 1
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.close()
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        transport.close()
+        if self._timer is not None:
+            self._timer.cancel()
+        drain = self.owner.config.close_drain_ms / 1000
+        self._timer = self.owner.loop.call_later(drain, self.abort, "close did not drain")
+
+    def abort(self, reason: str) -> None:
+        """Drop the connection at once, and what is queued for it (a peer that does not read).
+        The transport forgets it, and frees its slot and key, on the next turn of the loop."""
+        self.lost_reason = self.lost_reason or reason
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        transport = self.transport
+        if transport is not None and not self._aborted:
+            self._aborted = True
+            self.owner.stats.aborted += 1
+            logger.debug("aborting peer %s (%s): %s", self.peer.hex() or "-", self.address, reason)
+            transport.abort()
 
 
 def _unix_peer(transport: asyncio.BaseTransport) -> str:

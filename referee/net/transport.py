@@ -26,10 +26,13 @@ leaves (:mod:`referee.net.budget`): no flood of TCP connections can take the des
 referee's own bots and files need; the handshake and admission deadlines; one live
 connection per CURVE client key (a second is refused during its handshake: the first keeps its
 seat); message size (a multipart message is dropped frame by frame and reported once); frames
-parsed per second per connection; bytes queued per peer.
+parsed per second per connection; bytes queued per peer, every byte written counted (a peer
+over ``send_buffer_bytes`` is aborted and ``send`` fails; a PONG is written only to a peer
+that has read what was queued before it; a close that does not drain within
+``close_drain_ms`` is aborted, so a peer that never reads cannot pin its connection's slot,
+descriptor or key: :mod:`referee.net.peer`).
 
-Known limits: a peer that reads nothing makes ``send`` fail once ``send_buffer_bytes`` are
-queued (the match layer's deadlines then fault it); ZMTP 3.0 peers (libzmq 4.0/4.1) get no
+Known limits: ZMTP 3.0 peers (libzmq 4.0/4.1) get no
 PING, so their silence is noticed by the match layer's own heartbeat instead.
 
 Threading: use a ``RouterTransport`` only from the thread running its event loop.

@@ -55,15 +55,16 @@ class TransportConfig:
     0700) for the bots started on this machine (``RouterTransport.local_endpoint``).
 
     Limits (docs/security.md, "Network boundary"): ``max_message_bytes`` per message (a
-    multipart message counts as a whole); ``send_buffer_bytes`` queued towards one peer before
-    ``send`` fails; ``max_connections`` in all and ``max_per_address`` from one IP address (or,
-    on ipc, one process); a connection must finish its handshake within
-    ``handshake_timeout_ms`` and be admitted by the match layer (a valid hello) within
-    ``admit_timeout_ms``; each connection's frames are parsed at most ``frames_per_s`` per
-    second (a burst of as many), its reading paused beyond that. Heartbeats: a PING every
-    ``heartbeat_ivl_ms`` to peers that speak ZMTP 3.1, and a connection silent for
-    ``heartbeat_timeout_ms`` is dropped (0 disables both); ``heartbeat_ttl_ms`` is the silence
-    after which the peer should drop us.
+    multipart message counts as a whole); ``send_buffer_bytes`` queued towards one peer (every
+    byte: messages, handshake replies, PINGs, PONGs) before it is aborted and ``send`` fails;
+    a close that has not drained within ``close_drain_ms`` is aborted; ``max_connections`` in
+    all and ``max_per_address`` from one IP address (or, on ipc, one process); a connection
+    must finish its handshake within ``handshake_timeout_ms`` and be admitted by the match
+    layer (a valid hello) within ``admit_timeout_ms``; each connection's frames are parsed at
+    most ``frames_per_s`` per second (a burst of as many), its reading paused beyond that.
+    Heartbeats: a PING every ``heartbeat_ivl_ms`` to peers that speak ZMTP 3.1, and a
+    connection silent for ``heartbeat_timeout_ms`` is dropped (0 disables both);
+    ``heartbeat_ttl_ms`` is the silence after which the peer should drop us.
     """
 
     endpoint: str = "tcp://127.0.0.1:0"
@@ -79,6 +80,7 @@ class TransportConfig:
     handshake_timeout_ms: int = 5000
     admit_timeout_ms: int = 10000
     frames_per_s: int = 20000
+    close_drain_ms: int = 1000
 
     def __post_init__(self) -> None:
         if not self.endpoint.startswith(("tcp://", "ipc://")):
@@ -91,6 +93,7 @@ class TransportConfig:
             "handshake_timeout_ms",
             "admit_timeout_ms",
             "frames_per_s",
+            "close_drain_ms",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
@@ -132,3 +135,8 @@ class TransportStats:
     timed_out: int = 0
     """Connections closed for silence: no handshake, no admission, or no heartbeat in time."""
     handler_errors: int = 0
+    aborted: int = 0
+    """Connections dropped at once: more than ``send_buffer_bytes`` queued towards them, or a
+    close that did not drain within ``close_drain_ms``."""
+    pongs_dropped: int = 0
+    """PONGs not written because the peer had not read what was queued before them."""

@@ -26,12 +26,25 @@ closes it after telling the match layer).
 
 Usage: :meth:`ServerConnection.greeting` is written first; each chunk read goes to
 :meth:`~ServerConnection.feed`; :meth:`~ServerConnection.events` parses what is buffered into
-``(kind, payload)`` events; bytes to write (handshake replies, pongs) collect in
-:attr:`~ServerConnection.outgoing`.  Any violation raises :class:`ZmtpError`.
+``(kind, payload)`` events; bytes to write (handshake replies) collect in
+:attr:`~ServerConnection.outgoing`, and the PONG owed to the latest PING (one at most, as in
+libzmq) in :attr:`~ServerConnection.pong`, boxed by :meth:`~ServerConnection.take_pong` when
+the caller writes it.  Any violation raises :class:`ZmtpError`.
+
+Decisions where peers differ: frame flags with reserved bits (3-7) set are refused (RFC 23
+says they SHALL be zero; libzmq masks them, but no ZeroMQ library sets them); a greeting whose
+major version is above 3 is taken as 3.1 (RFC 23: a higher version is valid, and its peer
+talks ours); a greeting claiming the server role (as-server 1) is refused; metadata with a
+name RFC 23 does not allow, or a name given twice, is refused; the TTL of a peer's PING is
+ignored (how long a silent bot is waited for is the organiser's heartbeat setting, which
+decides a stall fault, not the bot's); a multipart message counts
+:data:`FRAME_COST` bytes per frame besides its payload, so one of empty frames ends at the
+size limit too.
 """
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable, Mapping
 from typing import Final, Protocol
@@ -73,6 +86,12 @@ PONG: Final = 3  # a heartbeat answer arrived (payload: its context)
 MULTIPART: Final = b"multipart"
 TOO_LARGE: Final = b"too_large"
 
+_PROPERTY_NAME: Final = re.compile(rb"[A-Za-z0-9\-_.+]+")
+"""RFC 23's characters of a metadata name."""
+FRAME_COST: Final = 2
+"""What a frame of a multipart message counts against the size limit besides its payload (its
+shortest header): a message of empty frames ends at the limit too."""
+
 _LONG: Final = struct.Struct(">Q")
 _U32: Final = struct.Struct(">I")
 
@@ -109,8 +128,10 @@ def properties(props: Mapping[bytes, bytes]) -> bytes:
 
 
 def parse_properties(data: bytes) -> dict[bytes, bytes]:
-    """The inverse of :func:`properties`; names are case-insensitive (kept as sent)."""
+    """The inverse of :func:`properties`; names are case-insensitive (kept as sent).  A name
+    with characters RFC 23 does not allow, or one given twice (in any case), is refused."""
     props: dict[bytes, bytes] = {}
+    seen: set[bytes] = set()
     pos, end = 0, len(data)
     while pos < end:
         size = data[pos]
@@ -118,6 +139,11 @@ def parse_properties(data: bytes) -> dict[bytes, bytes]:
         pos += 1 + size
         if size == 0 or len(name) != size or pos + 4 > end:
             raise ZmtpError("malformed metadata")
+        if not _PROPERTY_NAME.fullmatch(name):
+            raise ZmtpError("invalid metadata name")
+        if name.lower() in seen:
+            raise ZmtpError("duplicate metadata name")
+        seen.add(name.lower())
         (vsize,) = _U32.unpack_from(data, pos)
         pos += 4
         if pos + vsize > end:
@@ -201,9 +227,9 @@ class ServerConnection:
         "_mech",
         "_multipart",
         "_ready",
-        "heartbeat_ttl",
         "outgoing",
         "peer_minor",
+        "pong",
     )
 
     def __init__(self, mechanism: Mechanism, *, max_message_bytes: int) -> None:
@@ -214,11 +240,12 @@ class ServerConnection:
         self._ready = False
         self._multipart = -1  # bytes of the multipart message being dropped, -1 when none
         self.outgoing = bytearray()
-        """Bytes the connection must write (handshake replies, pongs); the caller empties it."""
+        """Bytes the connection must write (handshake replies); the caller empties it."""
+        self.pong: bytes | None = None
+        """The context of the PONG owed to the peer's latest PING, or None: one PONG is
+        pending at most (as in libzmq); :meth:`take_pong` boxes it when it is written."""
         self.peer_minor = 0
         """The peer's ZMTP minor version (heartbeats need 1)."""
-        self.heartbeat_ttl = 0.0
-        """The TTL (seconds) the peer's last PING asked for; 0 if none."""
 
     @property
     def mechanism(self) -> Mechanism:
@@ -247,6 +274,14 @@ class ServerConnection:
     def wrap(self, payload: bytes) -> bytes:
         """The bytes that send ``payload`` as one message."""
         return self._mech.wrap(payload)
+
+    def take_pong(self) -> bytes:
+        """The frame answering the peer's latest PING (empty if none is owed); boxed only now,
+        so that under CURVE a PONG never written takes no nonce."""
+        context, self.pong = self.pong, None
+        if context is None:
+            return b""
+        return self._mech.wrap(command(b"PONG", context), FLAG_COMMAND)
 
     def ping(self, ttl_deciseconds: int) -> bytes:
         """A PING command (ZMTP 3.1) asking the peer to drop us after ``ttl`` of silence."""
@@ -304,10 +339,13 @@ class ServerConnection:
             raise ZmtpError(f"ZMTP version {buf[10]} is too old (3.0 or later needed)")
         if len(buf) < GREETING_SIZE:
             return False
+        if buf[32] != 0:  # the referee is the server; a peer that claims to be one cannot talk
+            raise ZmtpError("the peer's greeting says it is a server (as-server must be 0)")
         mechanism = bytes(buf[12:32]).rstrip(b"\x00")
         if mechanism != self._mech.name:
             shown = mechanism[:20].decode("ascii", "replace")
             raise ZmtpError(f"mechanism {shown} offered, {self._mech.name.decode()} required")
+        # RFC 23: a higher version is valid and talks ours; 4.x and later is taken as 3.1.
         self.peer_minor = buf[11] if buf[10] == 3 else 1
         del buf[:GREETING_SIZE]
         self._greeted = True
@@ -329,7 +367,7 @@ class ServerConnection:
             self._command(payload, on_event)
             return
         if self._multipart >= 0:
-            self._multipart += len(payload)
+            self._multipart += len(payload) + FRAME_COST
             if self._multipart > self._limit:
                 self._multipart = -1
                 on_event(MALFORMED, TOO_LARGE)
@@ -340,7 +378,7 @@ class ServerConnection:
             on_event(MALFORMED, MULTIPART)
             return
         if flags & FLAG_MORE:
-            self._multipart = len(payload)
+            self._multipart = len(payload) + FRAME_COST
             return
         if len(payload) > self._limit:
             on_event(MALFORMED, TOO_LARGE)
@@ -348,11 +386,10 @@ class ServerConnection:
         on_event(MESSAGE, payload)
 
     def _command(self, body: bytes, on_event: Callable[[int, bytes], None]) -> None:
-        """PING is answered, PONG reported, ERROR ends the connection, others are ignored."""
+        """PING is answered (one PONG pending at most: a later PING replaces an unwritten
+        one), PONG reported, ERROR ends the connection, others are ignored."""
         if body[:5] == b"\x04PING" and len(body) >= 7:
-            self.heartbeat_ttl = struct.unpack_from(">H", body, 5)[0] / 10
-            pong = command(b"PONG", body[7:23])
-            self.outgoing += self._mech.wrap(pong, FLAG_COMMAND)
+            self.pong = bytes(body[7:23])
         elif body[:5] == b"\x04PONG":
             on_event(PONG, body[5:])
         elif body[:6] == b"\x05ERROR":

@@ -178,6 +178,28 @@ async def test_a_registered_token_needs_its_key_and_the_key_ring_follows_the_tok
     assert ring.name(ALICE_KEY) is None and len(ring) == 0
 
 
+async def test_a_thief_with_another_key_learns_nothing_of_the_owner_being_connected() -> None:
+    """The key is checked before the token's use: with alice connected (in the lobby, then
+    seated), a hello with her token from another key, or none, gets the same ``bad_token`` as
+    when she is away, never ``token_in_use``."""
+    fake = FakeTransport()
+    hub = Hub(fake, keys=KeyRing())
+    hub.register_remote("alice-token", "alice", ALICE_KEY)
+    fake.keys.update({b"alice": ALICE_KEY, b"thief": BOB_KEY, b"thief2": BOB_KEY})
+    fake.keys[b"alice2"] = ALICE_KEY
+    fake.hello(b"thief", "alice-token")  # alice away
+    fake.hello(b"alice", "alice-token")
+    assert hub.is_available("alice-token")
+    fake.hello(b"thief2", "alice-token")  # alice in the lobby
+    fake.hello(b"nokey", "alice-token")
+    replies = [fake.messages(peer)[0] for peer in (b"thief", b"thief2", b"nokey")]
+    assert all(isinstance(r, Reject) and r.code == "bad_token" for r in replies), replies
+    assert len({r.message for r in replies if isinstance(r, Reject)}) == 1
+    fake.hello(b"alice2", "alice-token")  # alice's own key does learn it is in use
+    (reply,) = fake.messages(b"alice2")
+    assert isinstance(reply, Reject) and reply.code == "token_in_use"
+
+
 async def test_a_seat_given_a_key_accepts_only_that_key_and_forgets_it_when_closed() -> None:
     fake = FakeTransport()
     ring = KeyRing()

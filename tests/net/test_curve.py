@@ -4,6 +4,7 @@ and a bare client proves replayed or tampered boxes are refused."""
 from __future__ import annotations
 
 import asyncio
+import struct
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
@@ -11,10 +12,15 @@ import pytest_asyncio
 import zmq
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nacl.bindings import crypto_box_keypair, crypto_box_open_afternm
+from nacl.bindings import (
+    crypto_box,
+    crypto_box_keypair,
+    crypto_box_open,
+    crypto_box_open_afternm,
+)
 from zmq.utils import z85
 
-from bench.zmtp_client import ZmtpClient
+from bench.zmtp_client import ZmtpClient, frame
 from referee.net.keys import decode_key, encode_key
 from referee.net.transport import CurveServerKeys, Incoming, RouterTransport, TransportConfig
 
@@ -191,3 +197,77 @@ def test_the_referees_z85_is_zeromqs(key: bytes) -> None:
     text = encode_key(key)
     assert text == z85.encode(key).decode("ascii")
     assert decode_key(text) == key == z85.decode(text.encode("ascii"))
+
+
+async def handshake(
+    endpoint: str,
+    *,
+    padding: bytes = bytes(72),
+    signature: bytes = bytes(64),
+    vouched_server: bytes = SERVER_PUBLIC,
+) -> bytes:
+    """A CURVE handshake as alice, written by hand with one field chosen by the test; the
+    first command the server answers the HELLO or INITIATE with that is not WELCOME (READY
+    or ERROR), or b"" when it closes the connection instead."""
+    host, port = endpoint[6:].rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(b"\xff" + bytes(8) + b"\x7f\x03\x01" + b"CURVE".ljust(20, b"\0") + bytes(32))
+        await reader.readexactly(64)
+        cpub, csec = crypto_box_keypair()
+        box = crypto_box(signature, b"CurveZMQHELLO---" + struct.pack(">Q", 1), SERVER_PUBLIC, csec)
+        writer.write(frame(b"\x05HELLO\x01\x00" + padding + cpub + struct.pack(">Q", 1) + box, 4))
+        try:
+            body = await read_command(reader)
+        except asyncio.IncompleteReadError:
+            return b""
+        plain = crypto_box_open(body[24:], b"WELCOME-" + body[8:24], SERVER_PUBLIC, csec)
+        spub, cookie = plain[:32], plain[32:128]
+        vouch = crypto_box(cpub + vouched_server, b"VOUCH---" + bytes(16), spub, ALICE[1])
+        meta = b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER"
+        inner = ALICE[0] + bytes(16) + vouch + meta
+        box = crypto_box(inner, b"CurveZMQINITIATE" + struct.pack(">Q", 2), spub, csec)
+        writer.write(frame(b"\x08INITIATE" + cookie + struct.pack(">Q", 2) + box, 4))
+        try:
+            return await read_command(reader)
+        except asyncio.IncompleteReadError:
+            return b""
+    finally:
+        writer.close()
+
+
+async def read_command(reader: asyncio.StreamReader) -> bytes:
+    """The body of the next frame (the handshake's commands are short frames)."""
+    async with asyncio.timeout(5):
+        _, size = await reader.readexactly(2)
+        return await reader.readexactly(size)
+
+
+@pytest.mark.asyncio
+async def test_a_handshake_written_by_hand_is_accepted(
+    secure: tuple[RouterTransport, Inbox],
+) -> None:
+    """The control for the refusals below: the same handshake with every field right."""
+    t, _ = secure
+    assert (await handshake(t.endpoint))[:6] == b"\x05READY"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"padding": bytes(71) + b"\x01"},
+        {"signature": bytes(63) + b"\x01"},
+        {"vouched_server": crypto_box_keypair()[0]},
+    ],
+    ids=["hello-padding", "hello-signature", "vouch-server-key"],
+)
+async def test_each_field_of_the_handshake_is_checked(
+    secure: tuple[RouterTransport, Inbox], field: dict[str, bytes]
+) -> None:
+    """RFC 26: the server SHALL validate every field; one wrong field ends the handshake
+    (libzmq leaves the vouch's server key and HELLO's zeros unchecked)."""
+    t, inbox = secure
+    assert await handshake(t.endpoint, **field) == b""
+    await wait_until(lambda: t.connections == 0)
+    assert t.stats.handshake_failed == 1 and inbox.messages.empty()

@@ -30,6 +30,10 @@ CLIENT_GREETING = SIGNATURE + b"\x03\x01" + b"NULL".ljust(20, b"\x00") + bytes(3
 CLIENT_READY = frame(command(b"READY", properties({b"Socket-Type": b"DEALER"})), 4)
 
 
+def _ready(props: dict[bytes, bytes]) -> bytes:
+    return frame(command(b"READY", properties(props)), 4)
+
+
 def ready_conn() -> tuple[ServerConnection, list[tuple[int, bytes]]]:
     """A connection past the NULL handshake and the events it produced."""
     conn = ServerConnection(NULL, max_message_bytes=LIMIT)
@@ -74,8 +78,8 @@ def test_ping_is_answered_with_its_context_and_pong_reported() -> None:
     conn, events = ready_conn()
     conn.outgoing.clear()
     parse(conn, events, frame(command(b"PING", b"\x00\x1e" + b"ctx"), 4))
-    assert bytes(conn.outgoing) == frame(command(b"PONG", b"ctx"), 4)
-    assert conn.heartbeat_ttl == 3.0
+    assert conn.take_pong() == frame(command(b"PONG", b"ctx"), 4)
+    assert conn.take_pong() == b""  # owed once
     parse(conn, events, frame(command(b"PONG", b"abc"), 4))
     assert events == [(PONG, b"abc")]
 
@@ -95,6 +99,23 @@ def test_an_unfinished_multipart_message_holds_nothing_and_ends_at_the_limit() -
     with pytest.raises(ZmtpError, match="multipart message over the size limit"):
         parse(conn, events, frame(b"y" * 100, 1))
     assert events == [(MALFORMED, TOO_LARGE)]
+
+
+def test_a_multipart_message_of_empty_frames_ends_at_the_limit() -> None:
+    """Each frame counts its shortest header (2 bytes): empty frames do not go on forever."""
+    conn, events = ready_conn()
+    with pytest.raises(ZmtpError, match="multipart message over the size limit"):
+        parse(conn, events, frame(b"", 1) * (LIMIT // 2 + 1))
+    assert events == [(MALFORMED, TOO_LARGE)]
+
+
+def test_a_greeting_of_a_later_major_version_talks_zmtp_3_1() -> None:
+    """RFC 23: a peer MUST accept higher versions as valid; the higher one talks ours."""
+    conn = ServerConnection(NULL, max_message_bytes=LIMIT)
+    conn.feed(SIGNATURE + b"\x04\x00" + CLIENT_GREETING[12:] + CLIENT_READY)
+    events: list[tuple[int, bytes]] = []
+    conn.events(100, lambda k, d: events.append((k, d)))
+    assert events == [(READY, b"")] and conn.peer_minor == 1
 
 
 def test_an_oversized_frame_is_refused_from_its_header_alone() -> None:
@@ -118,6 +139,18 @@ def test_an_oversized_frame_is_refused_from_its_header_alone() -> None:
             "socket type PUB",
         ),
         (CLIENT_GREETING + frame(b"\x05READY\x00", 4), "malformed metadata"),
+        (CLIENT_GREETING[:32] + b"\x01" + bytes(31), "says it is a server"),
+        (CLIENT_GREETING + _ready({b"Socket Type": b"DEALER"}), "invalid metadata name"),
+        (CLIENT_GREETING + _ready({b"Socket-Type": b"DEALER", b"X-\xff": b""}), "invalid metadata"),
+        (
+            CLIENT_GREETING
+            + frame(
+                command(b"READY", properties({b"Socket-Type": b"DEALER"}))
+                + properties({b"socket-type": b"ROUTER"}),
+                4,
+            ),
+            "duplicate metadata name",
+        ),
         (CLIENT_GREETING + bytes((0x0C, 2)) + b"ab", "invalid frame flags 0x0c"),
         (CLIENT_GREETING + bytes((6,)) + struct.pack(">Q", 5000), "command of 5000 bytes"),
         (CLIENT_GREETING + CLIENT_READY + frame(command(b"ERROR", b"\x03bad"), 4), "peer sent"),

@@ -1,0 +1,149 @@
+"""Every byte the endpoint writes is bounded per peer: PONGs, closes and messages towards a
+peer that never reads (issue #29).
+
+The attacker is a real process (``bench/pingflood.py``): connections that PING as fast as they
+can and never read. Before the bound, each PONG owed was queued and a connection the referee
+closed waited for a drain that never came, holding its slot, its key and its bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pytest
+from nacl.bindings import crypto_box_keypair
+from zmq.utils import z85
+
+from bench.common import rss_kib
+from bench.zmtp_client import ZmtpClient
+from referee.net.transport import CurveServerKeys, Incoming, RouterTransport, TransportConfig
+
+from .conftest import wait_until
+
+pytestmark = pytest.mark.timeout(60)
+
+SERVER_PUBLIC, SERVER_SECRET = crypto_box_keypair()
+ALICE = crypto_box_keypair()
+MiB = 1024  # rss_kib's unit
+
+
+class Lost:
+    """The lost handler: ``(peer, reason)`` of every connection that ended."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[bytes, str]] = []
+
+    def __call__(self, peer: bytes, reason: str) -> None:
+        self.seen.append((peer, reason))
+
+
+async def pingflood(endpoint: str, seconds: float, *args: str) -> dict[str, object]:
+    """Run ``bench.pingflood`` as its own process (its workers are processes too)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.pingflood", endpoint, str(seconds), *args,
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0
+    report: dict[str, object] = json.loads(out)
+    return report
+
+
+@pytest.mark.asyncio
+async def test_a_ping_flood_that_never_reads_holds_nothing_and_its_slots_come_back() -> None:
+    config = TransportConfig(endpoint="tcp://127.0.0.1:0", local_ipc=True, admit_timeout_ms=3000)
+    async with RouterTransport(config) as t:
+        before = rss_kib()
+        report = await pingflood(
+            t.local_endpoint, 8, "--connections", "4", "--processes", "2", "--wave", "2"
+        )
+        await wait_until(lambda: t.connections == 0)
+        grew = rss_kib() - before
+    pings, made = report["pings"], report["connections"]
+    assert isinstance(pings, int) and isinstance(made, int)
+    assert pings > 100_000  # it really flooded
+    assert t.stats.pongs_dropped > 0  # a peer that does not read is owed one PONG at most
+    # The admission deadline closed each connection; the close did not drain (nothing is
+    # read), so it was aborted and its slot given back: the workers connected again, past
+    # the 32 each is allowed at once.
+    assert t.stats.aborted > 0
+    reconnected = report["reconnect_s"]
+    assert isinstance(reconnected, dict) and reconnected["count"] > 0, report
+    assert made > 4 * 2 * 4, report  # 4 waves of 2 processes with 4 connections each
+    assert grew < 64 * MiB, f"grew {grew / MiB:.0f} MiB"
+
+
+@pytest.mark.asyncio
+async def test_a_curve_key_flooding_pings_is_free_again_after_its_abort() -> None:
+    keys = CurveServerKeys(SERVER_PUBLIC, SERVER_SECRET, lambda k: None if k == ALICE[0] else "no")
+    config = TransportConfig(curve=keys, admit_timeout_ms=1000)
+    async with RouterTransport(config) as t:
+        lost = Lost()
+        t.set_lost_handler(lost)
+        report = await pingflood(
+            t.endpoint, 5, "--connections", "1", "--processes", "1",
+            "--server-key", z85.encode(SERVER_PUBLIC).decode(),
+            "--client-secret", z85.encode(ALICE[1]).decode(),
+        )  # fmt: skip
+        # One live connection per key: each new one got in only once the last was dropped.
+        made = report["connections"]
+        assert isinstance(made, int) and made >= 2, report
+        ended = [reason for _, reason in lost.seen[:-1]]  # the last one, the attacker ended
+        assert ended and all(reason == "no valid hello in time" for reason in ended), lost.seen
+        await wait_until(lambda: t.connections == 0)
+        inbox: asyncio.Queue[Incoming] = asyncio.Queue()
+        t.set_handler(inbox.put_nowait)
+        again = await ZmtpClient.connect(t.endpoint, server_key=SERVER_PUBLIC, keys=ALICE)
+        again.send(b"back")
+        async with asyncio.timeout(5):
+            assert (await inbox.get()).payload == b"back"
+        await again.close()
+
+
+@pytest.mark.asyncio
+async def test_a_peer_over_the_send_bound_is_aborted_and_forgotten() -> None:
+    config = TransportConfig(send_buffer_bytes=256 * 1024, heartbeat_ivl_ms=0)
+    async with RouterTransport(config) as t:
+        lost = Lost()
+        t.set_lost_handler(lost)
+        inbox: asyncio.Queue[Incoming] = asyncio.Queue()
+        t.set_handler(inbox.put_nowait)
+        client = await ZmtpClient.connect(t.endpoint)
+        client.stop_reading()
+        client.send(b"hello")
+        async with asyncio.timeout(5):
+            peer = (await inbox.get()).peer
+        sent = 0
+        while t.send(peer, b"x" * 60_000):
+            sent += 1
+        assert sent * 60_000 > 256 * 1024  # the kernel's buffers took some first
+        assert t.stats.aborted == 1
+        await wait_until(lambda: lost.seen != [])
+        assert lost.seen[0][0] == peer and "not reading" in lost.seen[0][1]
+        assert t.connections == 0 and t.send(peer, b"more") is False
+        client.writer.transport.abort()
+
+
+@pytest.mark.asyncio
+async def test_a_close_that_does_not_drain_is_aborted() -> None:
+    config = TransportConfig(close_drain_ms=200, heartbeat_ivl_ms=0)
+    async with RouterTransport(config) as t:
+        lost = Lost()
+        t.set_lost_handler(lost)
+        inbox: asyncio.Queue[Incoming] = asyncio.Queue()
+        t.set_handler(inbox.put_nowait)
+        client = await ZmtpClient.connect(t.endpoint)
+        client.stop_reading()
+        client.send(b"hello")
+        async with asyncio.timeout(5):
+            peer = (await inbox.get()).peer
+        while t.send(peer, b"x" * 60_000) and t.stats.aborted == 0:
+            if t._peers[peer].transport.get_write_buffer_size():  # type: ignore[union-attr]
+                break  # the kernel's buffers are full: what follows stays queued here
+        t.disconnect(peer, "rejected: unknown token")
+        await wait_until(lambda: lost.seen != [])
+        assert lost.seen == [(peer, "rejected: unknown token")]
+        assert t.stats.aborted == 1 and t.connections == 0
+        client.writer.transport.abort()
