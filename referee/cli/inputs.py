@@ -6,12 +6,14 @@ wrong: exit 2)."""
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.cli.keys import remote_keys, server_keys
 from referee.match import BotSpec, FaultPolicy, MatchConfig, TimeControl
+from referee.net.botuid import parse_range, set_range
 from referee.net.limits import Limits
 from referee.rules import RuleSet
 
@@ -22,15 +24,23 @@ __all__ = ["check_bind", "check_fresh_out", "free_out", "match_inputs"]
 
 
 def confined(
-    specs: tuple[BotSpec, BotSpec], *, sandbox: str, limits: Limits, pass_env: tuple[str, ...]
+    specs: tuple[BotSpec, BotSpec],
+    *,
+    sandbox: str,
+    limits: Limits,
+    pass_env: tuple[str, ...],
+    expose: tuple[str, ...] = (),
 ) -> tuple[BotSpec, BotSpec]:
-    """The specs with the command line's sandbox level, limits and passed variables."""
+    """The specs with the command line's sandbox level, limits, passed variables and
+    exposed paths."""
     out = [
         spec
         if spec.command is None
         else replace(
             spec,
-            command=replace(spec.command, sandbox=sandbox, limits=limits, pass_env=pass_env),
+            command=replace(
+                spec.command, sandbox=sandbox, limits=limits, pass_env=pass_env, expose=expose
+            ),
         )
         for spec in specs
     ]
@@ -80,7 +90,10 @@ def match_inputs(
         sandbox=args.sandbox,
         limits=Limits.parse_items(args.limit),
         pass_env=tuple(args.pass_env),
+        expose=tuple(os.path.abspath(path) for path in args.expose),
     )
+    if args.bot_uids is not None:
+        set_range(parse_range(args.bot_uids))
     if specs[0].name == specs[1].name:
         specs = (
             BotSpec(f"{specs[0].name}-A", specs[0].command),

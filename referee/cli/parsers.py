@@ -124,7 +124,19 @@ def add_match_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=[],
         metavar="KEY=VALUE",
         help="a resource limit of both bots, e.g. address_space=4G, cpu_seconds=600, "
-        "processes, open_files, file_size, tmp_size (repeatable)",
+        "processes, open_files, file_size, tmp_size, memory (the whole seat) (repeatable)",
+    )
+    m.add_argument(
+        "--expose",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a host path both bots may read besides their own files (namespaces; repeatable)",
+    )
+    m.add_argument(
+        "--bot-uids",
+        metavar="FIRST-LAST",
+        help="host uids for the bots of a root referee, one per seat (default 60100-60999)",
     )
     m.add_argument(
         "--pass-env",
