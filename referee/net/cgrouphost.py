@@ -22,7 +22,6 @@ __all__ = [
     "CgroupSupport",
     "Inotify",
     "Layout",
-    "alive",
     "detect",
     "host_layout",
     "kill_members",
@@ -232,17 +231,6 @@ def remove(path: str, *, patient: bool = True) -> bool:
             return True
     logger.warning("cannot remove cgroup %s: it still has processes", path)
     return False
-
-
-def alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (it may be a zombie, or another one with a reused pid)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_pids(path: str) -> list[int]:

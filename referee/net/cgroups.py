@@ -72,7 +72,6 @@ from referee.net.cgroupfs import cpu_weight_for_nice, parse_flat_keyed, seat_set
 from referee.net.cgrouphost import (
     CgroupSupport,
     Inotify,
-    alive,
     detect,
     host_layout,
     kill_members,
@@ -82,6 +81,7 @@ from referee.net.cgrouphost import (
     unique,
     write,
 )
+from referee.net.pids import pid_alive
 
 __all__ = [
     "CgroupError",
@@ -294,7 +294,7 @@ def sweep_stale() -> int:
             continue
         for name in entries:
             match = _SEAT_NAME.fullmatch(name)
-            if match is None or alive(int(match[1])):
+            if match is None or pid_alive(int(match[1])):
                 continue
             path = f"{parent}/{name}"
             if version == 2 or os.path.exists(f"{path}/pids.max"):

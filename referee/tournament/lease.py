@@ -23,27 +23,13 @@ import secrets
 import socket
 import time
 
+from referee.net.pids import pid_alive
 from referee.tournament.defaults import LEASE_SECONDS
 from referee.tournament.store import Runner, Store
 
 __all__ = ["LEASE_SECONDS", "Membership", "pid_alive"]
 
 LOGGER = logging.getLogger(__name__)
-
-
-def pid_alive(pid: int) -> bool:
-    """True if a process ``pid`` exists on this machine (a zombie counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 class Membership:

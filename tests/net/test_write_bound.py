@@ -102,19 +102,25 @@ async def test_a_curve_key_flooding_pings_is_free_again_after_its_abort() -> Non
         await again.close()
 
 
+async def a_peer_that_never_reads(t: RouterTransport) -> tuple[Lost, bytes, ZmtpClient]:
+    """A client that said one message and reads nothing more; what the transport loses."""
+    lost = Lost()
+    t.set_lost_handler(lost)
+    inbox: asyncio.Queue[Incoming] = asyncio.Queue()
+    t.set_handler(inbox.put_nowait)
+    client = await ZmtpClient.connect(t.endpoint)
+    client.stop_reading()
+    client.send(b"hello")
+    async with asyncio.timeout(5):
+        peer = (await inbox.get()).peer
+    return lost, peer, client
+
+
 @pytest.mark.asyncio
 async def test_a_peer_over_the_send_bound_is_aborted_and_forgotten() -> None:
     config = TransportConfig(send_buffer_bytes=256 * 1024, heartbeat_ivl_ms=0)
     async with RouterTransport(config) as t:
-        lost = Lost()
-        t.set_lost_handler(lost)
-        inbox: asyncio.Queue[Incoming] = asyncio.Queue()
-        t.set_handler(inbox.put_nowait)
-        client = await ZmtpClient.connect(t.endpoint)
-        client.stop_reading()
-        client.send(b"hello")
-        async with asyncio.timeout(5):
-            peer = (await inbox.get()).peer
+        lost, peer, client = await a_peer_that_never_reads(t)
         sent = 0
         while t.send(peer, b"x" * 60_000):
             sent += 1
@@ -130,15 +136,7 @@ async def test_a_peer_over_the_send_bound_is_aborted_and_forgotten() -> None:
 async def test_a_close_that_does_not_drain_is_aborted() -> None:
     config = TransportConfig(close_drain_ms=200, heartbeat_ivl_ms=0)
     async with RouterTransport(config) as t:
-        lost = Lost()
-        t.set_lost_handler(lost)
-        inbox: asyncio.Queue[Incoming] = asyncio.Queue()
-        t.set_handler(inbox.put_nowait)
-        client = await ZmtpClient.connect(t.endpoint)
-        client.stop_reading()
-        client.send(b"hello")
-        async with asyncio.timeout(5):
-            peer = (await inbox.get()).peer
+        lost, peer, client = await a_peer_that_never_reads(t)
         while t.send(peer, b"x" * 60_000) and t.stats.aborted == 0:
             if t._peers[peer].transport.get_write_buffer_size():  # type: ignore[union-attr]
                 break  # the kernel's buffers are full: what follows stays queued here
