@@ -249,3 +249,10 @@ def test_a_tournament_with_unkeyed_remote_bots_needs_insecure(
         code = main([command, str(config), "--key-dir", str(tmp_path / "home")])
         assert code == 2
         assert "remote bot(s) alice need a public_key" in capsys.readouterr().err
+
+
+def test_a_bad_bot_uid_range_is_a_usage_error_naming_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["match", GREEDY, GREEDY, "--games", "1", "--bot-uids", "5-9"]) == 2
+    assert "bot uids: 5 is a system uid" in capsys.readouterr().err

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match import DEFAULT_MAX_HANDS, FaultPolicy, TimeControl
+from referee.net.botuid import UidRangeError, parse_range
 from referee.net.keys import KeyFileError, decode_key
 from referee.net.limits import Limits
 from referee.net.process import BotCommand
@@ -53,6 +54,8 @@ class BotEntry:
     """Its resource limits (``tournament.limits``, then the bot's ``limits``). Not hashed."""
     pass_env: tuple[str, ...] = ()
     """Names of the referee's environment variables it gets (its ``env``). Not hashed."""
+    expose: tuple[str, ...] = ()
+    """Host paths it may read besides its own files (its ``expose``). Not hashed."""
     public_key: bytes | None = None
     """A remote bot's CURVE public key (raw; Z85 ``public_key`` in the file): its token is
     accepted only from a connection authenticated with it. Not hashed (keys may be replaced)."""
@@ -62,7 +65,10 @@ class BotEntry:
         if self.command is None:
             raise ValueError(f"bot {self.name!r} is remote: nothing to start")
         command = BotCommand.parse(self.command)
-        return replace(command, sandbox=self.sandbox, limits=self.limits, pass_env=self.pass_env)
+        return replace(
+            command, sandbox=self.sandbox, limits=self.limits, pass_env=self.pass_env,
+            expose=self.expose,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,6 +114,9 @@ class TournamentConfig:
     store: str | None = None
     """A PostgreSQL URL for the results store (default: ``tournament.sqlite`` in the output
     directory). Not hashed."""
+    bot_uids: range | None = None
+    """Host uids for the bots of a root referee (``bot_uids = "FIRST-LAST"``; None: the
+    default range, :mod:`referee.net.botuid`). Not hashed."""
 
     def pairings(self) -> list[tuple[str, str]]:
         """Unordered pairings (first, second) in a stable order."""
@@ -185,6 +194,14 @@ def _confinement(
     return sandbox, limits
 
 
+def _expose(table: dict[str, Any], src: str, path: str) -> tuple[str, ...]:
+    paths = _get(table, "expose", list, src, path, [])
+    for item in paths:
+        if not isinstance(item, str) or not item.startswith("/") or "\0" in item:
+            raise ConfigError(src, path + "expose", f"expected absolute paths, got {item!r}")
+    return tuple(paths)
+
+
 def _pass_env(table: dict[str, Any], src: str, path: str) -> tuple[str, ...]:
     names = _get(table, "env", list, src, path, [])
     for name in names:
@@ -201,7 +218,7 @@ def _bots(raw: Any, src: str, sandbox: str, limits: Limits) -> tuple[BotEntry, .
         path = f"bots[{i}]."
         if not isinstance(table, dict):
             raise ConfigError(src, f"bots[{i}]", "expected a table")
-        confinement = {"sandbox", "limits", "env"}
+        confinement = {"sandbox", "limits", "env", "expose"}
         allowed = {"name", "command", "remote", "token", "public_key", *confinement}
         _check_keys(table, allowed, src, path)
         name = _get(table, "name", str, src, path)
@@ -236,7 +253,8 @@ def _bots(raw: Any, src: str, sandbox: str, limits: Limits) -> tuple[BotEntry, .
             raise ConfigError(src, path + "command", str(err)) from None
         level, bot_limits = _confinement(table, src, path, sandbox, limits)
         pass_env = _pass_env(table, src, path)
-        bots.append(BotEntry(name, command, None, level, bot_limits, pass_env))
+        expose = _expose(table, src, path)
+        bots.append(BotEntry(name, command, None, level, bot_limits, pass_env, expose))
     return tuple(bots)
 
 
@@ -282,7 +300,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     t = _get(data, "tournament", dict, src, "", {})
     _check_keys(t, {"name", "format", "candidate", "games_per_pairing", "duplicate", "seed",
                     "concurrency", "max_hands_per_game", "local_transport", "reuse_bots",
-                    "out", "store", "sandbox", "limits"},
+                    "out", "store", "sandbox", "limits", "bot_uids"},
                 src, "tournament.")  # fmt: skip
     sandbox, limits = _confinement(t, src, "tournament.", "auto", Limits())
     bots = _bots(data.get("bots"), src, sandbox, limits)
@@ -331,6 +349,11 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     store = _get(t, "store", str, src, "tournament.")
     if store is not None and not store.startswith(("postgresql://", "postgres://")):
         raise ConfigError(src, "tournament.store", "must be a postgresql:// URL")
+    uids_text = _get(t, "bot_uids", str, src, "tournament.")
+    try:
+        bot_uids = None if uids_text is None else parse_range(uids_text)
+    except UidRangeError as err:
+        raise ConfigError(src, "tournament.bot_uids", str(err)) from None
     return TournamentConfig(
         name=_get(t, "name", str, src, "tournament.", "tournament"),
         bots=bots,
@@ -349,6 +372,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
         reuse_bots=_get(t, "reuse_bots", bool, src, "tournament.", True),
         out=None if out is None else Path(out),
         store=store,
+        bot_uids=bot_uids,
     )
 
 

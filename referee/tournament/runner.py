@@ -39,6 +39,7 @@ from referee.match import (
     sandbox_level,
     start_bot,
 )
+from referee.net.botuid import set_range
 from referee.net.keys import KeyPair, KeyRing
 from referee.net.private import private_dir
 from referee.net.process import BotProcess
@@ -129,6 +130,8 @@ class TournamentRun:
 
     async def run(self) -> Store:
         """Play every unplayed game; returns the store (closed: reopen it to read results)."""
+        if self.config.bot_uids is not None:
+            set_range(self.config.bot_uids)
         private_dir(self.out)
         private_dir(self.out / "games")
         private_dir(self.out / "stderr")

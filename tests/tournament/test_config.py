@@ -172,6 +172,44 @@ def test_sandbox_limits_and_env_per_bot() -> None:
     assert config.config_hash == parse_config({"bots": TWO}).config_hash  # not hashed
 
 
+def test_exposed_paths_and_bot_uids_are_read_and_not_hashed() -> None:
+    data = {
+        "tournament": {"bot_uids": "61000-61099"},
+        "bots": [{**TWO[0], "expose": ["/srv/models"]}, TWO[1]],
+    }
+    config = parse_config(data)
+    assert config.bot_uids == range(61000, 61100)
+    assert config.bots[0].bot_command().expose == ("/srv/models",)
+    assert config.bots[1].bot_command().expose == ()
+    assert config.config_hash == parse_config({"bots": TWO}).config_hash
+
+
+@pytest.mark.parametrize(
+    ("data", "where", "message"),
+    [
+        ({"tournament": {"bot_uids": "0-10"}, "bots": TWO}, "tournament.bot_uids", "system uid"),
+        ({"tournament": {"bot_uids": "lots"}, "bots": TWO}, "tournament.bot_uids", "FIRST-LAST"),
+        ({"bots": [{**TWO[0], "expose": ["models"]}, TWO[1]]}, "bots[0].expose", "absolute"),
+        (
+            {
+                "bots": [
+                    {"name": "r", "remote": True, "token": "12345678", "expose": ["/x"]},
+                    TWO[1],
+                ]
+            },
+            "bots[0].expose",
+            "runs elsewhere",
+        ),
+    ],
+)
+def test_bad_exposed_paths_and_bot_uids_are_named(
+    data: dict[str, object], where: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message) as info:
+        parse_config(data)
+    assert where in str(info.value)
+
+
 def test_sandbox_defaults_to_auto() -> None:
     config = parse_config({"bots": TWO})
     assert all(b.sandbox == "auto" and b.pass_env == () for b in config.bots)
