@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.net.sandbox import UnreachableError, _check_reachable
+from referee.net.mounts import UnreachableError, check_reachable
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -25,7 +25,7 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 
 def _reachable(program: str, cwd: str) -> bool:
     try:
-        _check_reachable([program], cwd, None, 60999)
+        check_reachable([program], cwd, None, 60999)
     except UnreachableError:
         return False
     return True

@@ -28,16 +28,30 @@ Limits: the paths are bound whole: a bot whose working directory is a parent of 
 entrants' directories sees them (give each bot a directory of its own); what a bot loads at
 run time from a path not named in its command (a plugin directory, a model file) needs
 ``--expose``.
+
+Without namespaces (``rlimits``) there are no mounts: a root referee's bot walks the host's own
+paths as a stranger, and :func:`check_reachable` says, before it starts, which directory on
+the way would refuse it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
+import stat
 from collections.abc import Iterable, Sequence
 
-__all__ = ["ETC_ALLOWLIST", "SYSTEM_TREES", "command_paths", "filesystem_args", "visible_paths"]
+__all__ = [
+    "ETC_ALLOWLIST",
+    "SYSTEM_TREES",
+    "UnreachableError",
+    "check_reachable",
+    "command_paths",
+    "filesystem_args",
+    "visible_paths",
+]
 
 SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """The host's read-only program and library trees, bound where they exist."""
@@ -209,3 +223,37 @@ def filesystem_args(
         if os.path.isdir(hidden) and _under(hidden, shown):
             args += ["--tmpfs", hidden]
     return args
+
+
+class UnreachableError(Exception):
+    """A bot's own files cannot be reached by the uid it would run as (``rlimits`` level)."""
+
+
+def check_reachable(
+    argv: Sequence[str], cwd: str | None, search_path: str | None, uid: int
+) -> None:
+    """Raise :class:`UnreachableError` naming the first directory that keeps ``uid`` (an
+    unprivileged stranger: only the "other" permission bits count) from the bot's working
+    directory, its program or the installation the program runs from. Without namespaces the
+    bot sees the host's paths as they are."""
+    workdir = os.path.abspath(cwd or os.getcwd())
+    program = argv[0]
+    if os.sep not in program:
+        program = shutil.which(program, path=search_path) or program
+    targets = [(workdir, True)]
+    if os.path.exists(os.path.join(workdir, program)):
+        path = os.path.join(workdir, program)
+        targets += [(path, False), (os.path.realpath(path), False)]
+    for target, itself in targets:
+        parts = target.strip("/").split("/")
+        here = "/"
+        for part in parts if itself else parts[:-1]:
+            here = os.path.join(here, part)
+            with contextlib.suppress(OSError):
+                mode = os.stat(here).st_mode
+                if not mode & stat.S_IXOTH:
+                    raise UnreachableError(
+                        f"at sandbox level rlimits the bot runs as uid {uid}, which cannot reach "
+                        f"{target} ({here} is mode {stat.S_IMODE(mode):o}): use the namespaces "
+                        "level, or keep the bot's files where other users may read them"
+                    )

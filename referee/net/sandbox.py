@@ -3,16 +3,23 @@
 Pure command building plus a one-time probe of what this machine allows; ``process.py``
 spawns what :func:`command_line` returns. Three levels (docs/security.md says what each guarantees):
 
-* ``namespaces``: bubblewrap (``bwrap``) puts the bot and everything it forks in new user,
-  PID, network, mount, IPC, UTS and cgroup namespaces: uid 65534 inside, no capabilities,
-  ``no_new_privs``, no further user namespaces, the whole filesystem read-only
-  except a private ``/tmp`` (tmpfs, also ``HOME``), its own ``/proc``, a minimal ``/dev`` and
-  the referee's ``ipc://`` socket directory. No network but loopback inside the namespace;
-  when local bots connect over TCP the host network is kept (a warning says so). When the
-  outer ``bwrap`` dies, the namespace's init gets SIGKILL and the kernel kills every process
-  in it, ``setsid`` escapees included.
-* ``rlimits``: ``setpriv --no-new-privs`` (dropping every capability when the referee is
-  root) then ``prlimit``: the limits (:mod:`referee.net.limits`), nothing else.
+* ``namespaces``: bubblewrap (``bwrap``) puts the bot and everything it forks in new PID,
+  network, mount, IPC, UTS and cgroup namespaces, with no capabilities and ``no_new_privs``,
+  and a filesystem of read-only allowlisted paths, a private ``/tmp`` (tmpfs, also ``HOME``),
+  its own ``/proc`` and a read-only ``/dev`` of five devices (:mod:`referee.net.mounts`),
+  plus the referee's ``ipc://`` socket. As root, bubblewrap runs privileged (no user
+  namespace: root makes the mounts, so a bot's files may lie under a 0700 home) and the bot
+  runs as a host uid of its own (``setpriv`` inside, every capability set emptied;
+  :mod:`referee.net.botuid`), with new user namespaces refused by a seccomp filter
+  (:mod:`referee.net.seccomp`). Otherwise a user namespace maps the referee's uid to 65534 and
+  forbids further ones. No network but loopback inside the namespace; when local bots connect
+  over TCP the host network is kept (a warning says so). When the outer ``bwrap`` dies, the
+  namespace's init gets SIGKILL and the kernel kills every process in it, ``setsid``
+  escapees included.
+* ``rlimits``: ``setpriv --no-new-privs`` (as root: every capability dropped, and the bot's
+  own host uid) then ``prlimit``: the limits (:mod:`referee.net.limits`), nothing else. A root
+  referee's bot sees the host's paths as they are, so its files must be reachable by a
+  stranger (:func:`wrap` refuses, naming the directory, when they are not).
 * ``none``: the bot runs as the referee's user, for bots that run in their own containers.
 
 Every level gets the same minimal environment (:func:`bot_env`) and, where util-linux
@@ -30,7 +37,6 @@ import logging
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -47,7 +53,6 @@ __all__ = [
     "Availability",
     "Launch",
     "SandboxLevel",
-    "UnreachableError",
     "bot_env",
     "bwrap_status",
     "command_line",
@@ -217,12 +222,18 @@ def _bwrap_args(limits: Limits, *, share_net: bool, as_root: bool) -> list[str]:
     return args
 
 
+_DROP_CAPS = ("--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all")
+"""``setpriv`` options that empty every capability set a process keeps across exec."""
+
+
+def _uid_options(uid: int) -> list[str]:
+    """``setpriv`` options that make a process ``uid`` (group ``uid``, no other group)."""
+    return [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+
+
 def _setuid_argv(uid: int) -> list[str]:
-    """``setpriv`` taking a bot from root to ``uid`` (group ``uid``, no supplementary groups)
-    with no capability left in any set."""
-    setpriv = _tools()["setpriv"] or "setpriv"
-    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-            "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--"]  # fmt: skip
+    """``setpriv`` taking a bot from root to ``uid`` with no capability left in any set."""
+    return [_tools()["setpriv"] or "setpriv", *_uid_options(uid), *_DROP_CAPS, "--"]
 
 
 @functools.cache
@@ -277,10 +288,10 @@ def wrap(
     if level is SandboxLevel.RLIMITS:
         setpriv = [tools["setpriv"] or "setpriv", "--pdeathsig", "KILL", "--no-new-privs"]
         if os.geteuid() == 0:
-            setpriv += ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
+            setpriv += _DROP_CAPS
         if uid is not None:
-            _check_reachable(argv, cwd, env.get("PATH"), uid)
-            setpriv += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+            mounts.check_reachable(argv, cwd, env.get("PATH"), uid)
+            setpriv += _uid_options(uid)
         return Launch((*setpriv, "--", *prlimit, *argv))
     if level is not SandboxLevel.NAMESPACES:
         return Launch(tuple(argv))
@@ -311,40 +322,6 @@ def wrap(
     # bwrap's children are not the process the caller renices: lower their priority here.
     renice = [tools["nice"] or "nice", "-n", str(nice)] if nice > 0 else []
     return Launch((*args, "--", *setuid, *renice, *prlimit, *argv), fds)
-
-
-class UnreachableError(Exception):
-    """A bot's own files cannot be reached by the uid it would run as (``rlimits`` level)."""
-
-
-def _check_reachable(
-    argv: Sequence[str], cwd: str | None, search_path: str | None, uid: int
-) -> None:
-    """Raise :class:`UnreachableError` naming the first directory that keeps ``uid`` (an
-    unprivileged stranger: only the "other" permission bits count) from the bot's working
-    directory, its program or the installation the program runs from. Without namespaces the
-    bot sees the host's paths as they are."""
-    workdir = os.path.abspath(cwd or os.getcwd())
-    program = argv[0]
-    if os.sep not in program:
-        program = shutil.which(program, path=search_path) or program
-    targets = [(workdir, True)]
-    if os.path.exists(os.path.join(workdir, program)):
-        path = os.path.join(workdir, program)
-        targets += [(path, False), (os.path.realpath(path), False)]
-    for target, itself in targets:
-        parts = target.strip("/").split("/")
-        here = "/"
-        for part in parts if itself else parts[:-1]:
-            here = os.path.join(here, part)
-            with contextlib.suppress(OSError):
-                mode = os.stat(here).st_mode
-                if not mode & stat.S_IXOTH:
-                    raise UnreachableError(
-                        f"at sandbox level rlimits the bot runs as uid {uid}, which cannot reach "
-                        f"{target} ({here} is mode {stat.S_IMODE(mode):o}): use the namespaces "
-                        "level, or keep the bot's files where other users may read them"
-                    )
 
 
 def bwrap_status(returncode: int) -> int:

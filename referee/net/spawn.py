@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from referee.net import cgroups, sandbox
+from referee.net import cgroups, mounts, sandbox
 from referee.net.botuid import UidLease, UidRangeError
 from referee.net.cgroups import SeatCgroup
 from referee.net.limits import Limits
@@ -168,7 +168,7 @@ def spawn(
     except BaseException as exc:
         if lease is not None:
             lease.release()
-        if isinstance(exc, sandbox.UnreachableError):
+        if isinstance(exc, mounts.UnreachableError):
             raise BotStartError(cmd.argv, str(exc)) from exc
         raise
     bare = launch.argv == cmd.argv  # it does not resolve: let the spawn fail with its reason
