@@ -251,6 +251,11 @@ class SeatCgroup:
                 return
         callback()
 
+    def unwatch(self) -> None:
+        """Stop :meth:`watch_oom` (on the loop that watches: :meth:`close` does it too, but
+        may run in another thread only once this was called). Idempotent."""
+        self._stop_watch()
+
     def _stop_watch(self) -> None:
         if self._watch is not None:
             loop, fd = self._watch

@@ -285,7 +285,8 @@ class BotProcess:
                             await asyncio.wait_for(asyncio.shield(self._exited), grace)
                 self._kill_group()
                 rc = await asyncio.shield(self._exited)
-                self._release()
+                self._unwatch()
+                await asyncio.to_thread(self._release)  # a cgroup's removal may wait a little
                 await self._close_capture()
                 return self._status(rc)
         except asyncio.CancelledError:
@@ -294,13 +295,22 @@ class BotProcess:
             # and only then is its uid given back.
             self._terminated = True
             self._kill_group()
-            self._exited.add_done_callback(lambda _: self._release())
+            self._unwatch()
+            self._exited.add_done_callback(
+                lambda _: self._loop.run_in_executor(None, self._release)
+            )
             raise
+
+    def _unwatch(self) -> None:
+        """Stop watching the seat's OOM events (on the loop, before :meth:`_release`)."""
+        if self._cgroup is not None:
+            self._cgroup.unwatch()
 
     def _release(self) -> None:
         """Give back what the seat held beside its processes (its uid, its cgroup), once its
         bot is dead: whatever of the seat still runs (a ``setsid`` escapee below the
-        ``namespaces`` level) is killed through the cgroup first."""
+        ``namespaces`` level) is killed through the cgroup first. Blocking (a group's removal
+        waits for its killed tasks to leave): run in a thread. Idempotent."""
         if self._cgroup is not None:
             self._cgroup.kill()
             self._cgroup.close()
