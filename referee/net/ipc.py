@@ -1,11 +1,11 @@
 """The private ``ipc://`` endpoint of the bots started on this machine, bound before the loop.
 
-A :class:`PrivateIpc` is a fresh directory (from ``mkdtemp``, then mode 0711) holding one listening
-unix socket, ``referee.sock``. The socket is mode 0666 and its directory 0711, so that bots
-running as uids of their own (a root referee's) may connect: a sandboxed bot sees the socket
-file alone, bound into its filesystem (:mod:`referee.net.mounts`); at ``rlimits`` it reaches it
-by name. Any local user who learns the name may connect too, as to the TCP endpoint on
-127.0.0.1: the endpoint's tokens and bounds (docs/security.md) are what hold then.
+A :class:`PrivateIpc` is a fresh directory (mode 0700, from ``mkdtemp``) holding one listening
+unix socket, ``referee.sock``. The socket is mode 0666 in its 0700 directory, so that bots
+running as uids of their own (a root referee's) may connect and nobody else: a sandboxed bot
+sees the socket file alone, bound into its filesystem (:mod:`referee.net.mounts`); at
+``rlimits`` each bot's uid is let into the directory by an ACL entry of its own
+(:mod:`referee.net.acl`).
 
 It is bound with the standard library alone, so that a match
 can bind it, start its bots with its address, and only then import the rest of the referee
@@ -60,8 +60,7 @@ class PrivateIpc:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.bind(path)
-            os.chmod(path, 0o666)  # bots of other uids connect (the endpoint checks tokens)
-            os.chmod(directory, 0o711)  # and reach it by name, without a sandbox (rlimits)
+            os.chmod(path, 0o666)  # bots of other uids connect (through the 0700 directory)
             sock.listen(ACCEPT_BACKLOG)
             sock.setblocking(False)
         except OSError as exc:  # e.g. a path too long for a unix socket

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from referee.net import cgroups, mounts, sandbox
+from referee.net import acl, cgroups, mounts, sandbox
 from referee.net.botuid import UidLease, UidRangeError
 from referee.net.cgroups import SeatCgroup
 from referee.net.limits import Limits
@@ -171,6 +171,15 @@ def spawn(
         if isinstance(exc, mounts.UnreachableError):
             raise BotStartError(cmd.argv, str(exc)) from exc
         raise
+    endpoint = (env or {}).get("GIN_REFEREE_ENDPOINT", "")
+    ipc_dir = os.path.dirname(endpoint.removeprefix("ipc://"))
+    if (
+        lease
+        and level is SandboxLevel.RLIMITS
+        and endpoint.startswith("ipc://")
+        and os.path.isdir(ipc_dir)
+    ):
+        acl.allow_search(ipc_dir, lease.uid)  # no mounts at rlimits: the uid walks to the socket
     bare = launch.argv == cmd.argv  # it does not resolve: let the spawn fail with its reason
     cgroup = None if bare else _seat_cgroup(cmd, level, nice)
     argv = launch.argv if cgroup is None else (*cgroup.join_argv, *launch.argv)
