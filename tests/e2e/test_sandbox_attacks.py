@@ -23,6 +23,7 @@ from referee.match.config import MatchConfig
 from referee.match.faults import FaultKind
 from referee.match.result import MatchResult
 from referee.match.runner import run_match
+from referee.net import cgroups
 from referee.net.keys import referee_keys
 from referee.net.limits import Limits
 from referee.net.sandbox import SANDBOX_UID, SandboxLevel, detect
@@ -88,7 +89,12 @@ def assert_victim_unharmed(result: MatchResult) -> None:
 
 async def test_auto_runs_at_the_strongest_level_and_says_so(tmp_path: Path) -> None:
     result, report = await attack(tmp_path, "inspect")
-    assert result.sandbox == str(detect().level)
+    level, *extra = result.sandbox.split("+")
+    assert level == str(detect().level)
+    root, usable = os.geteuid() == 0, cgroups.detect().version is not None
+    expected = [*(["uid"] if root and level != "none" else [])]
+    expected += ["cgroup"] if usable and level != "none" else []
+    assert extra == expected, result.sandbox
     header = json.loads((tmp_path / "match.jsonl").read_text().splitlines()[0])
     assert header["sandbox"] == result.sandbox
     assert result.to_dict()["sandbox"] == result.sandbox
