@@ -122,7 +122,7 @@ def test_missing_record_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         (["--move-time", "-1"], "time control move"),
         (["--local-transport", "udp"], "invalid choice: 'udp'"),
         (["--sandbox", "chroot"], "invalid choice: 'chroot'"),
-        (["--limit", "memory=1G"], "unknown limit 'memory'"),
+        (["--limit", "ram=1G"], "unknown limit 'ram'"),
         (["--limit", "cpu_seconds"], "--limit expects KEY=VALUE"),
         (["--limit", "open_files=-3"], "open_files: expected a positive integer"),
     ],
