@@ -132,3 +132,26 @@ async def test_a_store_error_during_play_is_named_not_a_referee_bug() -> None:
 
     with pytest.raises(StoreError, match="the server closed the connection"):
         await run_with_signals(cast(TournamentRun, Failing()), asyncio.Event())
+
+
+def test_version_is_printed_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("gin-referee 0.")
+
+
+def test_help_shows_every_clock_default_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["match", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for option, default in (("--move-time", "1.0"), ("--bank", "30.0"), ("--grace", "0.05")):
+        assert f"{option} {option.lstrip('-').upper().replace('-', '_')} " in text
+        assert f"(default: {default})" in text, option
+    assert "least severe log records kept (default info)" in text
+    assert main(["sprt", "--help"]) == 0
+    sprt = " ".join(capsys.readouterr().out.split())
+    assert "(default 64M)" in sprt and "(default: 67108864)" not in sprt
+
+
+def test_log_level_is_checked_and_any_case_is_taken(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["match", GREEDY, RANDOM, "--games", "1", "--log-level", "loud"]) == 2
+    assert "invalid choice: 'loud'" in capsys.readouterr().err
+    assert main(["match", GREEDY, RANDOM, "--games", "1", "--log-level", "WARNING"]) == 0

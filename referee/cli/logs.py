@@ -35,11 +35,18 @@ __all__ = [
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_BACKUPS = 5
 LOG_NAME = "referee.log.jsonl"
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 def add_log_options(parser: argparse.ArgumentParser, *, level: str = "info") -> None:
     """The logging options of a command that runs matches."""
-    parser.add_argument("--log-level", default=level)
+    parser.add_argument(
+        "--log-level",
+        default=level,
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help=f"least severe log records kept (default {level})",
+    )
     parser.add_argument(
         "--log-max-bytes",
         default=str(DEFAULT_MAX_BYTES),

@@ -60,6 +60,23 @@ EXIT_INTERNAL = 70
 LOGGER = logging.getLogger(__name__)
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed package's version (looked up only when asked: start-up)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("gin-referee")
+        except PackageNotFoundError:
+            found = "unknown (not installed)"
+        print(f"gin-referee {found}")
+        parser.exit()
+
+
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser; for ``argv`` that names a command first, with only that
     command's options (:class:`~referee.cli.parsers.OneCommand`)."""
@@ -67,6 +84,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gin-referee", description="Referee for two-player Gin Rummy bots over ZeroMQ."
     )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     every = parser.add_subparsers(dest="command", required=True)
     sub: Any = every if not words else OneCommand(every, words[0])
     add_match_command(sub)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from referee.cli.keys import add_security_options
-from referee.cli.logs import add_log_options
+from referee.cli.logs import LOG_LEVELS, add_log_options
 from referee.match import CHECK_TIME, FaultPolicy
 from referee.net.sandbox import SANDBOX_CHOICES
 from referee.tournament.defaults import ELO_MODELS, LEASE_SECONDS, REPORT_PAGES, STORE_ENV
@@ -64,14 +64,16 @@ class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
     """Help that shows each option's default, except required options and None defaults."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.required or action.default is None:
+        if action.required or action.default is None or "(default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
 
 
 def add_match_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``match``."""
-    m = sub.add_parser("match", help="play a match between two bots")
+    m = sub.add_parser(
+        "match", help="play a match between two bots", formatter_class=_DefaultsShown
+    )
     m.add_argument("bot_a", help='command line (e.g. "python3 my_bot.py") or remote:NAME')
     m.add_argument("bot_b", help="second bot, same forms")
     m.add_argument("--games", type=int, default=10, help="games to play (default 10)")
@@ -296,7 +298,13 @@ def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     w.add_argument("--lease", type=positive_seconds, default=LEASE_SECONDS,
                    help=f"seconds a claim lives unrenewed (default {LEASE_SECONDS:g})")  # fmt: skip
     w.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
-    w.add_argument("--log-level", default="info")
+    w.add_argument(
+        "--log-level",
+        default="info",
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="least severe log records kept (default info)",
+    )
     f = sub.add_parser("fetch", help="copy records and stderr tails out of a PostgreSQL store")
     f.add_argument("--store", required=True, help="postgresql:// URL")
     f.add_argument("--tournament", default=None, help="its name (if the database holds several)")
