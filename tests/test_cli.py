@@ -109,11 +109,6 @@ def test_replay_names_the_problem(
     assert words in capsys.readouterr().err
 
 
-def test_missing_record_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["replay", str(tmp_path / "nope.jsonl")]) == 1
-    assert "cannot read" in capsys.readouterr().err
-
-
 @pytest.mark.parametrize(
     ("args", "words"),
     [

@@ -155,3 +155,17 @@ def test_log_level_is_checked_and_any_case_is_taken(capsys: pytest.CaptureFixtur
     assert main(["match", GREEDY, RANDOM, "--games", "1", "--log-level", "loud"]) == 2
     assert "invalid choice: 'loud'" in capsys.readouterr().err
     assert main(["match", GREEDY, RANDOM, "--games", "1", "--log-level", "WARNING"]) == 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["replay"], ["replay", "--verify"], ["view"], ["replay", "--seat", "0", "--feed", "true"]],
+)
+def test_a_missing_or_unreadable_record_is_a_usage_error_everywhere(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope.jsonl"
+    assert main([command[0], str(missing), *command[1:]]) == 2
+    assert f"{missing}: no such record file" in capsys.readouterr().err
+    assert main([command[0], str(tmp_path), *command[1:]]) == 2
+    assert "is a directory, not a record file" in capsys.readouterr().err

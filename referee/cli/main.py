@@ -37,6 +37,7 @@ from referee.cli.parsers import (
     add_view_commands,
     add_worker_commands,
 )
+from referee.cli.paths import unreadable
 from referee.match import (
     BotSpec,
     EarlyStart,
@@ -221,6 +222,10 @@ def _replay(args: argparse.Namespace) -> int:
         key = None if args.deal_key is None else parse_key(args.deal_key)
     except ValueError as err:
         print(f"gin-referee: error: --deal-key: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    problem = unreadable(args.record)
+    if problem is not None:
+        print(f"gin-referee: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
         report = replay_record(

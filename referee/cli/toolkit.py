@@ -14,6 +14,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from referee.cli.paths import unreadable
 from referee.match import CHECK_TIME, BotSpec, RecordError
 from referee.net.limits import Limits
 
@@ -72,6 +73,9 @@ def run_feed(args: argparse.Namespace, record: Path) -> int:
         return _usage(ValueError("--feed needs --seat 0 or --seat 1"))
     if args.hand is not None and args.game is None:
         return _usage(ValueError("--hand needs --game"))
+    problem = unreadable(record)
+    if problem is not None:
+        return _usage(ValueError(problem))
     try:
         spec = _spec(args, args.feed)
     except ValueError as err:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from referee.cli.paths import unreadable
 from referee.match import RecordError
 from referee.match.record_gzip import record_stem
 from referee.view.replay_html import write_viewer
@@ -26,8 +27,9 @@ def run_view(args: argparse.Namespace) -> int:
     """``gin-referee view RECORD [-o OUT.html]``."""
     record: Path = args.record
     out: Path = args.out or record.with_name(record_stem(record.name) + ".html")
-    if not record.is_file():
-        return _fail(f"{record}: no such record file")
+    problem = unreadable(record)
+    if problem is not None:
+        return _fail(problem)
     try:
         write_viewer(record, out)
     except RecordError as err:
