@@ -169,3 +169,14 @@ def test_a_missing_or_unreadable_record_is_a_usage_error_everywhere(
     assert f"{missing}: no such record file" in capsys.readouterr().err
     assert main([command[0], str(tmp_path), *command[1:]]) == 2
     assert "is a directory, not a record file" in capsys.readouterr().err
+
+
+def test_check_of_a_bot_that_never_starts_prints_its_checklist_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", "/nonexistent/bot"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("check of bot:\n")
+    assert "{'" not in captured.out + captured.err  # no raw log record
+    (ids,) = [line for line in captured.out.splitlines() if "request_ids" in line]
+    assert "[SKIP]" in ids and "answered no request" in ids

@@ -171,6 +171,8 @@ def configure(
         )
         handler.setLevel(numeric if sys.stderr.isatty() else max(numeric, logging.WARNING))
         handlers.append(handler)
+    if not handlers:  # no log wanted (check, replay --feed): not the last-resort printer's dicts
+        handlers.append(logging.NullHandler())
     root = logging.getLogger()
     held = [h for h in root.handlers if isinstance(h, _Held)]
     for old in list(root.handlers):  # ours from an earlier call; others' handlers stay

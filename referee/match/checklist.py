@@ -256,7 +256,10 @@ def _ids_item(add: Add, links: list[ProbeLink], decisions: list[Decision]) -> No
         add("request_ids", FAIL, "; ".join(problems[:3]))
     else:
         answered = sum(1 for d in decisions if d.reply is not None)
-        add("request_ids", PASS, f"{answered} replies, each to the outstanding request, once")
+        if answered == 0:
+            add("request_ids", SKIP, "not reached: the bot answered no request")
+        else:
+            add("request_ids", PASS, f"{answered} replies, each to the outstanding request, once")
 
 
 def _error_item(add: Add, link: ProbeLink, bad: dict[int, str]) -> None:
