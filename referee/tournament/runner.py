@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from protocol.schema import LINK_PATIENCE_MS
 from referee.match import (
     FAREWELL_FLUSH,
     Deal,
@@ -166,7 +167,7 @@ class TournamentRun:
                     local_ipc=self.config.local_transport == "ipc",
                     heartbeat_ivl_ms=1000,
                     heartbeat_timeout_ms=silence,
-                    heartbeat_ttl_ms=silence,
+                    heartbeat_ttl_ms=LINK_PATIENCE_MS,
                 )
             )
             async with transport:
