@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
+from typing import Any
 
 __all__ = ["KEEP", "STALL_THRESHOLD", "TICK", "LagWindow", "StallLog"]
 
@@ -63,7 +64,7 @@ class LagWindow:
         self.lag_max = 0.0
         """The most the loop's tick ran late while the window was open (seconds)."""
 
-    def close(self, end: float) -> dict[str, object]:
+    def close(self, end: float) -> dict[str, Any]:
         """Stop gathering; the window's ``lag_max`` and its ``stalls`` (``[offset from the
         start, length]`` each, seconds, rounded to milliseconds) as stored with a game."""
         self._log.windows.discard(self)
