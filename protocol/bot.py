@@ -45,6 +45,7 @@ from protocol.bot_keys import HANDSHAKE_EVENTS, CurveKeys, await_handshake, curv
 from protocol.codec import MAX_MESSAGE_BYTES, decode_referee_message, encode, encode_action
 from protocol.errors import ErrorCode, MalformedMessage, ProtocolError
 from protocol.schema import (
+    LINK_PATIENCE_MS,
     PROTOCOL_VERSION,
     BotMessage,
     Bye,
@@ -82,14 +83,17 @@ ENDPOINT_ENV = "GIN_REFEREE_ENDPOINT"
 TOKEN_ENV = "GIN_REFEREE_TOKEN"
 """Environment variable holding the token to present in ``hello``."""
 
-DEFAULT_RECV_TIMEOUT_MS = 60_000
+DEFAULT_RECV_TIMEOUT_MS = LINK_PATIENCE_MS
 """Give up when the referee has sent nothing for this long (it pings idle bots)."""
 
 HEARTBEAT_IVL_MS = 1_000
 """ZMTP heartbeat interval set on the bot's socket."""
 
-HEARTBEAT_TIMEOUT_MS = 3_000
-"""Drop the connection when a ZMTP heartbeat gets no traffic back for this long."""
+HEARTBEAT_TIMEOUT_MS = LINK_PATIENCE_MS
+"""Drop the connection when a ZMTP heartbeat gets no traffic back for this long: as long as
+the receive timeout, so that a referee that stalls (is stopped, swaps) for less keeps the
+link, and every game goes on where it was. (3 s made every bot reconnect 3 s into a pause of
+the referee, which then charged each a lost connection.)"""
 
 BYE_LINGER_MS = 500
 """How long closing the socket may wait to flush a final ``bye``."""

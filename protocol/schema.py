@@ -97,6 +97,7 @@ __all__ = [
     "WireAction",
     "WireView",
     "check_version",
+    "LINK_PATIENCE_MS",
 ]
 
 PROTOCOL_VERSION = 1
@@ -104,6 +105,13 @@ PROTOCOL_VERSION = 1
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 """Every protocol version this package can speak, ascending."""
+
+LINK_PATIENCE_MS = 60_000
+"""How long a bot keeps a connection on which it hears nothing from the referee (its
+``ZMQ_HEARTBEAT_TIMEOUT``, and the TTL the referee's ZMTP PINGs carry): a referee stalled for
+less (stopped, swapping, in a long pause of its machine) loses no link, and resumes every game
+where it was (docs/protocol.md, "Liveness"). The referee's own limit on a bot's silence is
+short, but leaves the referee's stalls out."""
 
 
 def check_version(version: int) -> None:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 
+from protocol.schema import LINK_PATIENCE_MS
 from referee.match.battery import (
     BATTERY_GAMES,
     CHECK_RULES,
@@ -117,7 +118,7 @@ async def run_check(
             local_ipc=opts.local_ipc,
             heartbeat_ivl_ms=1000,
             heartbeat_timeout_ms=round(5000 * time.heartbeat),
-            heartbeat_ttl_ms=round(5000 * time.heartbeat),
+            heartbeat_ttl_ms=LINK_PATIENCE_MS,
         )
     )
     obs = Observed(move_ms=round(time.move * 1000), exit_grace=opts.exit_grace)

@@ -4,15 +4,30 @@ A :class:`TimeControl` is configuration (seconds, validated); a :class:`Clock` i
 running account for a game: ``move`` per decision, overtime drawn from ``bank``, floor 0. A
 :class:`Timer` is where seats read the time and set their alarms (deadlines, heartbeats): the
 running asyncio loop in the referee, a virtual timer in tests, so no test waits in real time.
+A timer's :class:`Stalls` (:func:`stalls_of`) are the referee's own freezes, which every
+deadline, silence and limit leaves out (:mod:`referee.net.stalls`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["CHECK_TIME", "Alarm", "Clock", "TimeControl", "Timer"]
+from referee.net.turns import turns_of
+
+__all__ = [
+    "CHECK_TIME",
+    "NO_STALLS",
+    "Alarm",
+    "Clock",
+    "Stalls",
+    "TimeControl",
+    "Timer",
+    "stalls_of",
+]
 
 
 class Alarm(Protocol):
@@ -37,6 +52,41 @@ class Timer(Protocol):
     def call_at(self, when: float, callback: Callable[[], object], /) -> Alarm:
         """Run ``callback`` at ``when`` (or as soon after as the timer can)."""
         ...
+
+
+class Stalls(Protocol):
+    """The referee's stalls on a timer's clock (:class:`referee.net.stalls.StallLog` is one)."""
+
+    @property
+    def last_end(self) -> float:
+        """When the newest stall ended (-inf: none): nothing after it is a stall."""
+        ...
+
+    def stalled(self, since: float, until: float = math.inf, /) -> float:
+        """Seconds of stall between ``since`` and ``until``."""
+        ...
+
+
+class _NoStalls:
+    """A timer that never stalls (a virtual one)."""
+
+    last_end = -math.inf
+
+    def stalled(self, since: float, until: float = math.inf, /) -> float:
+        return 0.0
+
+
+NO_STALLS: Stalls = _NoStalls()
+"""The stalls of a timer that has none."""
+
+
+def stalls_of(timer: Timer) -> Stalls:
+    """The stalls ``timer`` knows of: a running loop's (found by its ``select`` timing), a
+    virtual timer's ``stalls`` attribute (tests), else none."""
+    if isinstance(timer, asyncio.AbstractEventLoop):
+        return turns_of(timer).stalls
+    found: Stalls = getattr(timer, "stalls", NO_STALLS)
+    return found
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

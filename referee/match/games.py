@@ -10,7 +10,7 @@ forfeited game is scored here; a forfeited match surfaces as :class:`MatchForfei
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -18,6 +18,7 @@ import structlog
 
 from protocol.schema import GameEnd, HandStart, MatchStart
 from protocol.schema import TimeControl as WireTimeControl
+from referee.match.clock import stalls_of
 from referee.match.config import MatchConfig
 from referee.match.faults import BotFault, Fault, FaultKind
 from referee.match.hand import HandPlay, MatchForfeited, safe_default
@@ -48,6 +49,21 @@ __all__ = [
 
 DeckSource = Callable[[int, int], tuple[Card, ...]]
 """Deck order for (game, hand)."""
+
+
+async def _within_limit(waits: Sequence[asyncio.Future[None]], limit: float) -> set[Any]:
+    """The futures of ``waits`` done within ``limit`` seconds of the running loop, not counting
+    the referee's stalls meanwhile (the limit then runs on by their length)."""
+    loop = asyncio.get_running_loop()
+    stalls = stalls_of(loop)
+    start = loop.time()
+    pending: set[Any] = set(waits)
+    while pending:
+        left = start + limit + stalls.stalled(start) - loop.time()
+        if left <= 0:
+            break
+        _, pending = await asyncio.wait(pending, timeout=left)
+    return set(waits) - pending
 
 
 class MatchGames:
@@ -83,10 +99,11 @@ class MatchGames:
     # ------------------------------------------------------------ startup
 
     async def connect(self) -> None:
-        """Wait for both hellos within the start-up limit; failures forfeit the match."""
+        """Wait for both hellos within the start-up limit (extended by the referee's own
+        stalls meanwhile, :mod:`referee.net.stalls`); failures forfeit the match."""
         waits = [asyncio.ensure_future(link.wait_connected()) for link in self.links]
         try:
-            done, _ = await asyncio.wait(waits, timeout=self.config.time.startup)
+            done = await _within_limit(waits, self.config.time.startup)
         finally:  # also when the match is aborted while it waits: no task left behind
             for task in waits:
                 task.cancel()  # (a finished one keeps its outcome, read below)

@@ -2,7 +2,8 @@
 
 One :class:`Heartbeat` per seat, started by the match once both bots said hello and stopped
 when the seat closes. It runs on the seat's :class:`~referee.match.clock.Timer` (one alarm
-per interval, no task), and looks at the seat only through :class:`Beating`.
+per interval, no task), and looks at the seat only through :class:`Beating`. The referee's own
+stalls (:mod:`referee.net.stalls`) are not the bot's silence: they are left out of it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from protocol.schema import Ping
-from referee.match.clock import Alarm, Timer
+from referee.match.clock import NO_STALLS, Alarm, Stalls, Timer
 from referee.match.faults import FaultKind
 
 __all__ = ["Beating", "Heartbeat"]
@@ -50,9 +51,12 @@ class Beating(Protocol):
 class Heartbeat:
     """Pings an idle bot every ``interval`` seconds; silence for five intervals stalls it."""
 
-    def __init__(self, seat: Beating, timer: Timer, interval: float) -> None:
+    def __init__(
+        self, seat: Beating, timer: Timer, interval: float, stalls: Stalls = NO_STALLS
+    ) -> None:
         self._seat = seat
         self._timer = timer
+        self._stalls = stalls
         self.interval = interval
         self._nonce = 0
         self._alarm: Alarm | None = None
@@ -81,7 +85,10 @@ class Heartbeat:
             return
         now = self._timer.time()
         if seat.is_idle:
-            silent = now - seat.last_heard
+            heard = seat.last_heard
+            silent = now - heard
+            if silent > 5 * interval:
+                silent -= self._stalls.stalled(heard, now)
             if silent > 5 * interval:
                 seat.record_fault(FaultKind.STALL, f"no answer to heartbeats for {silent:.1f} s")
                 return

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from protocol.schema import LINK_PATIENCE_MS
 from referee.match.bots import (
     BotSpec,
     curve_env,
@@ -208,7 +209,7 @@ async def run_match(
                 local_ipc=local_ipc,
                 heartbeat_ivl_ms=1000,
                 heartbeat_timeout_ms=round(5000 * config.time.heartbeat),
-                heartbeat_ttl_ms=round(5000 * config.time.heartbeat),
+                heartbeat_ttl_ms=LINK_PATIENCE_MS,
             ),
             private_ipc=None if early is None else early.take_ipc(),
         )

@@ -15,9 +15,11 @@ with :meth:`SeatLink.ask` and a deadline (``move + bank + grace``): the matching
 the asker back from that loop, synchronously; a reply that is not the outstanding one is
 dropped. The time charged runs from the send stamp, taken right after the request was written
 to the socket, to the arrival stamp, when the reply's bytes reached the referee: the loop's own
-busy time before it read them is left out (:mod:`referee.net.turns`), so a stalled referee
-loop costs the bot nothing. Every message already received is delivered before a deadline is
-declared missed: a reply sitting in the socket buffer at the deadline is never a timeout.
+busy time before it read them is left out (:mod:`referee.net.turns`), and so is any stall of
+the referee's in between (:mod:`referee.net.stalls`: a deadline that falls due across one is
+moved on by its length), so a stalled referee loop costs the bot nothing. Every message
+already received is delivered before a deadline is declared missed: a reply sitting in the
+socket buffer at the deadline is never a timeout.
 """
 
 from __future__ import annotations
@@ -88,7 +90,10 @@ class SeatLink(SeatBase):
             on_fault = self._on_fault
             self._on_reply = self._on_fault = None  # :meth:`cancel_ask`, inline (every decision)
             self._pending_id = None
-            elapsed = arrived - self._sent
+            sent = self._sent
+            elapsed = arrived - sent
+            if self._stalls.last_end > sent:  # the referee stalled since: not the bot's time
+                elapsed -= self._stalls.stalled(sent, arrived)
             if elapsed < 0.0:
                 elapsed = 0.0
             self._reply_to_asker(on_reply, on_fault, action, elapsed)
@@ -200,7 +205,11 @@ class SeatLink(SeatBase):
         self._watchdog = None
         if self._on_reply is None or self.finished:
             return
-        if self._timer.time() < self._deadline:
+        now = self._timer.time()
+        if now >= self._deadline and self._stalls.last_end > self._sent:
+            # The referee stalled since the request went out: the deadline moves on by it.
+            self._deadline = self._sent + self._budget + self._stalls.stalled(self._sent, now)
+        if now < self._deadline:
             self._watchdog = self._timer.call_at(self._deadline, self._on_watchdog)
             self._watch_at = self._deadline
             return

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from protocol.codec import encode
 from protocol.schema import Hello, Message, Ping, WireAction
-from referee.match.clock import Alarm, Clock, TimeControl, Timer
+from referee.match.clock import Alarm, Clock, TimeControl, Timer, stalls_of
 from referee.match.faults import BotFault, Fault, FaultKind
 from referee.match.heartbeat import Heartbeat
 from referee.match.outbox import Outbox, error_bytes
@@ -70,8 +70,10 @@ class SeatBase:
         self.take_held: Callable[[], list[bytes]] = outbox.take_held
         """The held events, oldest first, now to be sent inside a request."""
         self._timer: Timer = asyncio.get_running_loop() if timer is None else timer
+        self._stalls = stalls_of(self._timer)
+        """The referee's own stalls, left out of every time charged here."""
         self._poll = poll
-        self._heartbeat = Heartbeat(self, self._timer, control.heartbeat)
+        self._heartbeat = Heartbeat(self, self._timer, control.heartbeat, self._stalls)
         self.connected: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         """Resolved by :meth:`bind`."""
         self._faulted: asyncio.Future[None] | None = None
@@ -205,17 +207,23 @@ class SeatBase:
 
         A stall fault follows after :attr:`lost_grace` seconds unless another fault came first:
         a local bot's connection closes as its process dies, and that is a crash (seen by the
-        process watcher, which a loaded machine may delay).
+        process watcher, which a loaded machine may delay). A referee stall meanwhile extends
+        the grace by its length.
         """
         if not self.finished:
             detail = f"connection lost ({reason})"
-            when = self._timer.time() + self.lost_grace
-            self._timer.call_at(when, lambda: self._lost_for(detail))
+            lost = self._timer.time()
+            self._timer.call_at(lost + self.lost_grace, lambda: self._lost_for(detail, lost))
 
-    def _lost_for(self, detail: str) -> None:
+    def _lost_for(self, detail: str, lost: float) -> None:
         try:
-            if not self.finished and self._fault is None:
-                self.record_fault(FaultKind.STALL, detail)
+            if self.finished or self._fault is not None:
+                return
+            due = lost + self.lost_grace + self._stalls.stalled(lost)
+            if self._timer.time() < due:  # the referee stalled meanwhile: the grace is longer
+                self._timer.call_at(due, lambda: self._lost_for(detail, lost))
+                return
+            self.record_fault(FaultKind.STALL, detail)
         except Exception as err:  # a referee bug in a timer: end the match, do not hang it
             self.fail(err)
 

@@ -32,6 +32,12 @@ that has read what was queued before it; a close that does not drain within
 ``close_drain_ms`` is aborted, so a peer that never reads cannot pin its connection's slot,
 descriptor or key: :mod:`referee.net.peer`).
 
+The referee's own stalls (:mod:`referee.net.stalls`: the loop's ``select`` timing, with a tick
+every 0.1 s while the transport is open) are left out of a peer's heartbeat silence: a frozen
+referee drops nobody. The ``heartbeat_ttl_ms`` its PINGs carry is how long the peer should
+wait for it; the match layer sets it long (docs/protocol.md), so that a referee stalled that
+long loses no link either.
+
 Known limits: ZMTP 3.0 peers (libzmq 4.0/4.1) get no
 PING, so their silence is noticed by the match layer's own heartbeat instead.
 
@@ -130,6 +136,7 @@ class RouterTransport:
             raise RuntimeError("transport already started")
         self._loop = asyncio.get_running_loop()
         self._turns = turns_of(self._loop)
+        self._turns.watch(self._loop)
         self._caps.lower_to(descriptor_budget())
         cfg = self.config
         try:
@@ -214,6 +221,8 @@ class RouterTransport:
         self._closed = True
         if self._heartbeat is not None:
             self._heartbeat.cancel()
+        if self._turns is not None:
+            self._turns.unwatch()
         for server in self._servers:
             server.close()
         for conn in list(self._conns):
@@ -389,10 +398,15 @@ class RouterTransport:
         now = loop.time()
         silence = cfg.heartbeat_timeout_ms / 1000
         ttl = min(0xFFFF, cfg.heartbeat_ttl_ms // 100)
+        stalls = None if self._turns is None else self._turns.stalls
         for conn in list(self._peers.values()):
             # ZMTP 3.0 peers get no PING, so their silence proves nothing here.
-            if silence and conn.conn.peer_minor >= 1 and now - conn.last_heard > silence:
-                conn.close(f"silent for {silence:g} s (heartbeat timeout)", True)
-            else:
-                conn.ping(ttl)
+            heard = conn.last_heard
+            if silence and conn.conn.peer_minor >= 1 and now - heard > silence:
+                # The referee's own stalls are not the peer's silence (:mod:`.stalls`).
+                excused = 0.0 if stalls is None else stalls.stalled(heard, now)
+                if now - heard - excused > silence:
+                    conn.close(f"silent for {silence:g} s (heartbeat timeout)", True)
+                    continue
+            conn.ping(ttl)
         self._heartbeat = loop.call_later(cfg.heartbeat_ivl_ms / 1000, self._beat)

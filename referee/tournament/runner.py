@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from protocol.schema import LINK_PATIENCE_MS
 from referee.match import (
     FAREWELL_FLUSH,
     Deal,
@@ -44,6 +45,7 @@ from referee.net.keys import KeyPair, KeyRing
 from referee.net.private import private_dir
 from referee.net.process import BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
+from referee.net.turns import turns_of
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import open_deal
@@ -120,6 +122,7 @@ class TournamentRun:
         self.resumed = False
         self.total = 0
         self.lag_max = 0.0
+        """The largest ``timings.lag_max`` of this run's games (each game stores its own)."""
         self.reused = 0
         """Seats played by a kept bot process instead of a new one (all workers)."""
         self.failed: dict[int, str] = {}
@@ -166,7 +169,7 @@ class TournamentRun:
                     local_ipc=self.config.local_transport == "ipc",
                     heartbeat_ivl_ms=1000,
                     heartbeat_timeout_ms=silence,
-                    heartbeat_ttl_ms=silence,
+                    heartbeat_ttl_ms=LINK_PATIENCE_MS,
                 )
             )
             async with transport:
@@ -179,7 +182,6 @@ class TournamentRun:
                     self.on_ready(transport.endpoint)
                 background = [
                     asyncio.ensure_future(member.keep_alive()),
-                    asyncio.ensure_future(self._watch_lag()),
                     asyncio.ensure_future(hub.lobby_heartbeat()),
                     asyncio.ensure_future(hub.shutdown_when(self.stop)),
                 ]
@@ -208,14 +210,6 @@ class TournamentRun:
             finally:
                 store.close()
         return store
-
-    async def _watch_lag(self) -> None:
-        """Measure the event loop's scheduling lag (a slow referee must not cost bots time)."""
-        loop = asyncio.get_running_loop()
-        while True:
-            before = loop.time()
-            await asyncio.sleep(0.1)
-            self.lag_max = max(self.lag_max, loop.time() - before - 0.1)
 
     async def _worker(self, store: Store, hub: Hub) -> None:
         keeper = BotKeeper(hub, enabled=self.config.reuse_bots)
@@ -255,6 +249,8 @@ class TournamentRun:
                 return None
         renewer = asyncio.ensure_future(self._renew(store, claim))
         files: dict[str, bytes] | None = None
+        loop = asyncio.get_running_loop()
+        window = turns_of(loop).stalls.window(loop.time())  # this game's lag and stalls
         try:
             result = await self._play(hub, keeper, claim.game, claim.attempt)
             if result is not None and result.error is None:
@@ -264,6 +260,8 @@ class TournamentRun:
             store.release(claim)
             raise
         finally:
+            timings = window.close(loop.time())
+            self.lag_max = max(self.lag_max, timings["lag_max"])
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
@@ -278,7 +276,7 @@ class TournamentRun:
         stored = result_dict(claim.game, result)
         faults = stored["faults"]
         ok = store.record(
-            claim, result=stored, faults=faults, timings={"lag_max": self.lag_max},
+            claim, result=stored, faults=faults, timings=timings,
             now=time.time(), files=files,
         )  # fmt: skip
         if not ok:

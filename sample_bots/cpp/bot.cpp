@@ -141,8 +141,8 @@ int main() {
     sock.set(zmq::sockopt::linger, 1000);           // flush the final bye
     sock.set(zmq::sockopt::rcvtimeo, 60000);        // give up after 60 s of silence
     sock.set(zmq::sockopt::maxmsgsize, int64_t{65536});
-    sock.set(zmq::sockopt::heartbeat_ivl, 1000);    // notice a dead referee
-    sock.set(zmq::sockopt::heartbeat_timeout, 3000);
+    sock.set(zmq::sockopt::heartbeat_ivl, 1000);    // keep the link warm
+    sock.set(zmq::sockopt::heartbeat_timeout, 60000);  // a stalled referee keeps the link
     if (!set_curve(sock)) {
         std::cerr << BOT_NAME << ": GIN_REFEREE_SERVER_KEY is set: it and GIN_BOT_KEY_FILE (or "
                   << "GIN_BOT_PUBLIC_KEY and GIN_BOT_SECRET_KEY) must hold 40-character Z85 keys\n";

@@ -14,6 +14,7 @@ from protocol.schema import Hello, Message
 from referee.match.clock import TimeControl
 from referee.match.hub import Hub
 from referee.match.seat import SeatLink
+from referee.net.stalls import StallLog
 from referee.net.transport import Incoming
 
 
@@ -127,6 +128,8 @@ class VirtualTimer:
         self.now = now
         self._alarms: list[tuple[float, int, VirtualAlarm]] = []
         self._set = 0
+        self.stalls = StallLog()
+        """The referee's stalls on this timer (made by :meth:`stall`)."""
 
     def time(self) -> float:
         return self.now
@@ -146,6 +149,13 @@ class VirtualTimer:
                 self.now = max(self.now, when)
                 alarm.callback()
         self.now = end
+
+    def stall(self, seconds: float) -> None:
+        """The referee freezes for ``seconds``: the stall is recorded, and every alarm due
+        meanwhile runs late, at its end (as a resumed loop runs them)."""
+        self.stalls.add(self.now, self.now + seconds)
+        self.now += seconds
+        self.advance(0.0)
 
     @property
     def pending(self) -> int:
