@@ -11,11 +11,13 @@
  *
  * Shape of the program (docs/protocol.md is the reference for every message):
  *   1. connect one DEALER socket to the endpoint (never bind, never REQ);
- *   2. send hello {type, protocol_version, name, token};
+ *   2. send hello {type, protocol_version, name, token, multi_match: true};
  *   3. loop: read one frame = one msgpack map, dispatch on its "type":
  *        request   -> parse legal actions and the view, decide(), send action (same request_id)
  *        ping      -> pong (same nonce)
- *        match_end -> bye, exit 0            bye -> exit 0
+ *        welcome   -> note whether multi_match was granted
+ *        match_end -> bye, exit 0 (granted multi_match: stay for the next match_start)
+ *        bye       -> exit 0
  *        reject    -> print the reason, exit 2
  *        error     -> print it (something we sent was dropped) and carry on
  *        anything else (match_start, hand_start, event, hand_end, game_end, unknown types)
@@ -190,10 +192,12 @@ static void send_message(void) {
 }
 
 static void send_hello(const char *token) {
-    begin(4, "hello");
+    begin(5, "hello");
     pack_str(&pk, "protocol_version"), msgpack_pack_int(&pk, 1);
     pack_str(&pk, "name"), pack_str(&pk, BOT_NAME);
     pack_str(&pk, "token"), pack_str(&pk, token);
+    /* several matches per connection: decide() keeps no state from one match to the next */
+    pack_str(&pk, "multi_match"), msgpack_pack_true(&pk);
     send_message();
 }
 
@@ -215,9 +219,14 @@ static void send_simple(const char *type, const char *key, const msgpack_object 
     send_message();
 }
 
+static int multi_match; /* the welcome granted it: stay connected after match_end */
+
 /* Handles one message; returns -1 to keep going, else the exit status. */
 static int handle(const msgpack_object *msg) {
-    if (is_type(msg, "request")) {
+    if (is_type(msg, "welcome")) {
+        const msgpack_object *granted = get(msg, "multi_match");
+        multi_match = granted && granted->type == MSGPACK_OBJECT_BOOLEAN && granted->via.boolean;
+    } else if (is_type(msg, "request")) {
         static request_t rq; /* static: keeps the stack small */
         if (parse_request(msg, &rq) != 0) {
             fprintf(stderr, BOT_NAME ": a request without request_id or legal actions\n");
@@ -231,6 +240,7 @@ static int handle(const msgpack_object *msg) {
         char result[16];
         str_copy(get(msg, "result"), result, sizeof result);
         fprintf(stderr, BOT_NAME ": match over: %s\n", result);
+        if (multi_match) return -1; /* wait (answering pings) for match_start or bye */
         send_simple("bye", NULL, NULL);
         return 0;
     } else if (is_type(msg, "bye")) {

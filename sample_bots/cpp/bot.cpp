@@ -11,7 +11,9 @@
 // Written from docs/protocol.md's quick start alone: one DEALER socket, hello, then a loop
 // that reads one frame (one msgpack map) and dispatches on "type":
 //   request -> action (a `legal` entry, unchanged, same request_id)   ping -> pong (same nonce)
-//   match_end -> bye, exit 0     bye -> exit 0     reject -> exit 2     error -> print it
+//   welcome -> note whether multi_match was granted
+//   match_end -> bye, exit 0 (multi_match granted: stay for the next match_start)
+//   bye -> exit 0     reject -> exit 2     error -> print it
 //   anything else -> ignored.
 // Strategy (legal by construction): big gin > knock > draw from the stock > discard the
 // highest card; pass the first upcard.
@@ -151,12 +153,14 @@ int main() {
     sock.connect(endpoint);
 
     send(sock, [&](auto& pk) {
-        pk.pack_map(4);
+        pk.pack_map(5);
         pk.pack("type"), pk.pack("hello");
         pk.pack("protocol_version"), pk.pack(1);
         pk.pack("name"), pk.pack(BOT_NAME);
         pk.pack("token"), pk.pack(token);
+        pk.pack("multi_match"), pk.pack(true);  // decide() keeps no state between matches
     });
+    bool multi_match = false;  // the welcome granted it: stay connected after match_end
 
     while (true) {
         zmq::message_t frame;
@@ -173,7 +177,11 @@ int main() {
         }
         const msgpack::object& msg = handle.get();
         const std::string type = text(field(msg, "type"));
-        if (type == "request") {
+        if (type == "welcome") {
+            const msgpack::object* granted = field(msg, "multi_match");
+            multi_match = granted != nullptr && granted->type == msgpack::type::BOOLEAN &&
+                          granted->via.boolean;
+        } else if (type == "request") {
             const msgpack::object* id = field(msg, "request_id");
             const msgpack::object* legal = field(msg, "legal");
             if (id == nullptr || legal == nullptr || legal->type != msgpack::type::ARRAY ||
@@ -199,6 +207,7 @@ int main() {
         } else if (type == "match_end") {
             std::cerr << "match over: " << text(field(msg, "result")) << " ("
                       << text(field(msg, "reason")) << ")\n";
+            if (multi_match) continue;  // wait (answering pings) for match_start or bye
             send(sock, [&](auto& pk) {
                 pk.pack_map(2);
                 pk.pack("type"), pk.pack("bye");
@@ -215,6 +224,6 @@ int main() {
             std::cerr << "referee error: " << text(field(msg, "code")) << ": "
                       << text(field(msg, "message")) << "\n";
         }
-        // welcome, match_start, hand_start, event, hand_end, game_end, unknown: ignored
+        // match_start, hand_start, event, hand_end, game_end, unknown: ignored
     }
 }
