@@ -57,6 +57,10 @@ class AnsweringTransport:
         """Install the hub's handler."""
         self.handler = handler
 
+    def without_curve(self) -> int:
+        """No connections: none without CURVE."""
+        return 0
+
     def drain_now(self) -> None:
         """Nothing is ever waiting."""
 

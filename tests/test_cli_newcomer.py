@@ -180,3 +180,33 @@ def test_check_of_a_bot_that_never_starts_prints_its_checklist_alone(
     assert "{'" not in captured.out + captured.err  # no raw log record
     (ids,) = [line for line in captured.out.splitlines() if "request_ids" in line]
     assert "[SKIP]" in ids and "answered no request" in ids
+
+
+NO_CURVE_BOT = """
+import os, msgpack, zmq
+sock = zmq.Context().socket(zmq.DEALER)
+sock.setsockopt(zmq.LINGER, 0)
+sock.connect(os.environ["GIN_REFEREE_ENDPOINT"])  # no CURVE: GIN_REFEREE_SERVER_KEY ignored
+hello = {"type": "hello", "protocol_version": 1, "name": "plain",
+         "token": os.environ["GIN_REFEREE_TOKEN"]}
+sock.send(msgpack.packb(hello))
+sock.poll(20000)
+"""
+
+
+@pytest.mark.parametrize("command", ["match", "check"])
+def test_a_bot_without_curve_over_tcp_is_told_about_the_key(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Over ``--local-transport tcp`` the referee requires CURVE: a bot that ignores
+    ``GIN_REFEREE_SERVER_KEY`` never gets its hello through, and the fault says why."""
+    tmp_path.chmod(0o755)  # a root referee's bot reads its own files as a uid of its own
+    bot = tmp_path / "plain.py"
+    bot.write_text(NO_CURVE_BOT)
+    plain = f"{PY} {bot}"
+    tcp = ["--local-transport", "tcp", "--startup-time", "6"]
+    args = [plain, GREEDY, "--games", "1"] if command == "match" else [plain]
+    assert main([command, *args, *tcp]) in (1, 3)
+    out = capsys.readouterr().out
+    assert "no hello within 6.0 s (1 connection(s) did not complete the CURVE handshake" in out
+    assert "GIN_REFEREE_SERVER_KEY" in out

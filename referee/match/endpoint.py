@@ -24,6 +24,11 @@ class Transport(Protocol):
         """The endpoint for bots started on this machine (may equal ``endpoint``)."""
         ...
 
+    def without_curve(self) -> int:
+        """Connections that came without CURVE to a CURVE endpoint, gone or still stuck in the
+        greeting (why a bot may never have said hello)."""
+        ...
+
     def send(self, peer: bytes, payload: bytes) -> bool:
         """Send one frame to a peer; False if it cannot be delivered."""
         ...

@@ -116,9 +116,8 @@ class MatchGames:
             if task in done and task.exception() is None:
                 continue
             if link.fault is None:
-                link.record_fault(
-                    FaultKind.STARTUP, f"no hello within {self.config.time.startup:.1f} s"
-                )
+                limit = f"no hello within {self.config.time.startup:.1f} s"
+                link.record_fault(FaultKind.STARTUP, limit + link.no_hello_hint())
             assert link.fault is not None
             fault = replace(link.fault, kind=FaultKind.STARTUP)
             self._charge(fault)

@@ -148,6 +148,7 @@ class Hub:
             timer=self.timer,
             poll=self.transport.drain_now,
         )
+        link.no_hello_hint = self._no_hello_hint
         waiting = self._lobby.get(token)
         if waiting:
             peer, hello = waiting.pop(0)
@@ -156,6 +157,18 @@ class Hub:
         else:
             self._by_token[token] = link
         return link
+
+    def _no_hello_hint(self) -> str:
+        """Why a bot may have said no hello, where the transport saw a likely reason."""
+        refused = self.transport.without_curve()
+        if not refused:
+            return ""
+        return (
+            f" ({refused} connection(s) did not complete the CURVE handshake: over tcp:// a bot"
+            " must use CURVE with"
+            " the referee's key from GIN_REFEREE_SERVER_KEY; docs/protocol.md, \"Connecting"
+            ' over the network (CURVE)")'
+        )
 
     # ------------------------------------------------------------------ the lobby
 

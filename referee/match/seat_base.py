@@ -57,6 +57,9 @@ class SeatBase:
         self.seed = seed
         """The seed offered in ``match_start`` (the bot's ``GIN_BOT_SEED`` when started)."""
         self.peer: bytes | None = None
+        self.no_hello_hint: Callable[[], str] = str
+        """What a start-up fault adds when the bot never said hello (the hub's: a connection
+        that offered no CURVE); empty by default."""
         self.hello: Hello | None = None
         """The hello this seat was bound with."""
         self.inline_events = False

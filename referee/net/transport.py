@@ -357,6 +357,15 @@ class RouterTransport:
         if key is not None:
             self._live_keys[key] = conn.peer
 
+    def without_curve(self) -> int:
+        """Connections to this CURVE endpoint that never completed the handshake: those gone
+        (``stats.without_curve``) and those still in the middle of their greeting (a libzmq
+        client without CURVE may wait there for the handshake deadline)."""
+        if self.config.curve is None:
+            return 0
+        stuck = sum(1 for conn in self._conns if conn.conn.mid_greeting)
+        return self.stats.without_curve + stuck
+
     def on_protocol_error(self, conn: PeerProtocol, reason: str) -> None:
         """Count a protocol violation (logged at DEBUG: a hostile peer controls the rate)."""
         if not conn.conn.ready:
@@ -370,6 +379,8 @@ class RouterTransport:
         self._conns.discard(conn)
         self._caps.release(conn.address)
         self.stats.disconnected += 1
+        if self.config.curve is not None and not conn.conn.ready:
+            self.stats.without_curve += 1  # as a libzmq client without CURVE does
         key = conn.conn.mechanism.client_key
         if key is not None and self._live_keys.get(key) == conn.peer:
             del self._live_keys[key]

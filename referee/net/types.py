@@ -138,5 +138,9 @@ class TransportStats:
     aborted: int = 0
     """Connections dropped at once: more than ``send_buffer_bytes`` queued towards them, or a
     close that did not drain within ``close_drain_ms``."""
+    without_curve: int = 0
+    """Connections to a CURVE endpoint that ended before the handshake was complete, as a
+    libzmq client without CURVE (a bot that did not use ``GIN_REFEREE_SERVER_KEY``) ends
+    them: the hint a bot that never said hello gets."""
     pongs_dropped: int = 0
     """PONGs not written because the peer had not read what was queued before them."""

@@ -258,6 +258,12 @@ class ServerConnection:
         return self._ready
 
     @property
+    def mid_greeting(self) -> bool:
+        """True between a ZMTP peer's signature and the end of its greeting: where libzmq
+        leaves a server whose mechanism is not its own (it checks ours before it sends its)."""
+        return not self._greeted and len(self._buf) >= 10
+
+    @property
     def buffered(self) -> int:
         """Bytes received and not yet parsed."""
         return len(self._buf)

@@ -57,6 +57,10 @@ class FakeTransport:
     def set_lost_handler(self, handler: Callable[[bytes, str], None] | None) -> None:
         self.lost_handler = handler
 
+    def without_curve(self) -> int:
+        """No CURVE here: never a connection without it."""
+        return 0
+
     def admit(self, peer: bytes) -> None:
         self.admitted.add(peer)
 
