@@ -19,6 +19,7 @@ import structlog
 from protocol.schema import GameEnd, HandStart, MatchStart
 from protocol.schema import TimeControl as WireTimeControl
 from referee.match.config import MatchConfig
+from referee.match.fairclock import wait_for_hellos
 from referee.match.faults import BotFault, Fault, FaultKind
 from referee.match.hand import HandPlay, MatchForfeited, safe_default
 from referee.match.record import MatchRecorder, Observer
@@ -85,8 +86,9 @@ class MatchGames:
     async def connect(self) -> None:
         """Wait for both hellos within the start-up limit; failures forfeit the match."""
         waits = [asyncio.ensure_future(link.wait_connected()) for link in self.links]
-        try:
-            done, _ = await asyncio.wait(waits, timeout=self.config.time.startup)
+        limit = self.config.time.startup
+        try:  # the limit counts the time each bot could run (:mod:`.fairclock`)
+            done, charges = await wait_for_hellos(waits, [x.fair for x in self.links], limit)
         finally:  # also when the match is aborted while it waits: no task left behind
             for task in waits:
                 task.cancel()  # (a finished one keeps its outcome, read below)
@@ -95,13 +97,12 @@ class MatchGames:
             if link.error is not None:
                 raise link.error
         failed = []
-        for link, task in zip(self.links, waits, strict=True):
+        for link, task, charge in zip(self.links, waits, charges, strict=True):
             if task in done and task.exception() is None:
                 continue
             if link.fault is None:
-                link.record_fault(
-                    FaultKind.STARTUP, f"no hello within {self.config.time.startup:.1f} s"
-                )
+                why = "" if charge is None else f" ({charge.describe()})"
+                link.record_fault(FaultKind.STARTUP, f"no hello within {limit:.1f} s{why}")
             assert link.fault is not None
             fault = replace(link.fault, kind=FaultKind.STARTUP)
             self._charge(fault)
@@ -266,6 +267,7 @@ class MatchGames:
                 scores=game.scores,
                 actions=hand.actions,
                 result=result,
+                excused=hand.excused,
             )
         if forfeiter is None:
             game = record_hand(game, result)
