@@ -6,7 +6,9 @@ no per-task ``schedstat``: those are charged wall time, as before). For a turn (
 the start-up until the hello) of wall time ``wall``, during which the seat's tasks waited
 ``delay`` in all on run queues (the growth of ``schedstat``'s second field, summed over every
 task of the seat: each thread of each process in its cgroup; a task started during the turn
-counts from 0) and its processes used ``cpu`` (the cgroup's CPU counter), the time charged is::
+counts from 0; plus the referee's loop thread's, which may itself wait for a core before it
+reads a reply) and its processes used ``cpu`` (the cgroup's CPU counter), the time charged
+is::
 
     charged = max(wall - delay, min(cpu, wall))
 

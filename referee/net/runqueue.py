@@ -5,7 +5,9 @@ time all its processes used (the seat cgroup's ``cpuacct.usage``, or ``cpu.stat`
 ``usage_usec`` on v2: :meth:`~referee.net.cgroups.SeatCgroup.cpu_usage_ns`, which counts
 threads and processes that have ended too), and the run-queue delay of each of its tasks
 (``/proc/PID/task/TID/schedstat``, second field: nanoseconds the task was runnable and
-waiting for a CPU). The seat's tasks are every thread of every process in the seat cgroup's
+waiting for a CPU), and that of the referee's own loop thread, which reads the bot's reply
+(a referee waiting for a core delays the stamp of a reply that came in time). The seat's tasks
+are every thread of every process in the seat cgroup's
 ``cgroup.procs``; a seat without a cgroup (a bot at sandbox level ``none``, or a machine
 without cgroups) is the started process and the other members of its process group, found by
 a scan of ``/proc`` kept for :data:`PGROUP_RESCAN` seconds, and its CPU is the sum of its live
@@ -34,6 +36,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,17 +60,22 @@ class Sample:
     """Run-queue delay so far, in ns, of each live task, by task id."""
     runs: dict[int, int]
     """CPU time so far, in ns, of each live task, by task id (``schedstat`` first field)."""
+    referee_delay: int = 0
+    """Run-queue delay so far, in ns, of the referee's thread that made the meter (the
+    event loop's: the one that reads the bot's reply)."""
 
 
 def growth(before: Sample, after: Sample, *, from_cgroup: bool) -> tuple[int, int]:
     """(run-queue delay, CPU time) of the interval between two samples, in ns.
 
-    The delay is summed over the tasks alive at ``after``; a task that was not in ``before``
-    counts from 0 (it started during the interval). With ``from_cgroup`` the CPU time is the
-    cgroup's; else the sum over live tasks, counted the same way.
+    The delay is summed over the tasks alive at ``after``, plus the referee's loop thread's
+    (a reply the referee was too late to read, waiting for a core itself, was not late); a
+    task that was not in ``before`` counts from 0 (it started during the interval). With
+    ``from_cgroup`` the CPU time is the cgroup's; else the sum over live tasks, counted the
+    same way.
     """
     old_delays = before.delays
-    delay = 0
+    delay = max(0, after.referee_delay - before.referee_delay)
     for tid, value in after.delays.items():
         grown = value - old_delays.get(tid, 0)
         if grown > 0:
@@ -120,6 +128,7 @@ class RunQueueMeter:
         self._cgroup_pids = cgroup_pids
         self._cgroup_cpu_ns = cgroup_cpu_ns
         self._clock = clock
+        self._referee = f"/proc/self/task/{threading.get_native_id()}/schedstat"
         self._group: list[int] = [pid]
         self._group_at = -PGROUP_RESCAN
         self.from_cgroup = cgroup_cpu_ns is not None
@@ -167,7 +176,8 @@ class RunQueueMeter:
                     runs[tid], delays[tid] = read
         if self._cgroup_cpu_ns is None:
             cpu_ns = sum(runs.values())
-        return Sample(cpu_ns, delays, runs)
+        referee = _read_schedstat(self._referee)
+        return Sample(cpu_ns, delays, runs, 0 if referee is None else referee[1])
 
     def growth(self, before: Sample, after: Sample) -> tuple[int, int]:
         """:func:`growth` with this meter's source of CPU time."""
