@@ -5,8 +5,8 @@ time all its processes used (the seat cgroup's ``cpuacct.usage``, or ``cpu.stat`
 ``usage_usec`` on v2: :meth:`~referee.net.cgroups.SeatCgroup.cpu_usage_ns`, which counts
 threads and processes that have ended too), and the run-queue delay of each of its tasks
 (``/proc/PID/task/TID/schedstat``, second field: nanoseconds the task was runnable and
-waiting for a CPU), and that of the referee's own loop thread, which reads the bot's reply
-(a referee waiting for a core delays the stamp of a reply that came in time). The seat's tasks
+waiting for a CPU), and that of the referee's own threads (a referee waiting for a core
+delays the stamp of a reply that came in time). The seat's tasks
 are every thread of every process in the seat cgroup's
 ``cgroup.procs``; a seat without a cgroup (a bot at sandbox level ``none``, or a machine
 without cgroups) is the started process and the other members of its process group, found by
@@ -36,7 +36,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,8 +60,8 @@ class Sample:
     runs: dict[int, int]
     """CPU time so far, in ns, of each live task, by task id (``schedstat`` first field)."""
     referee_delay: int = 0
-    """Run-queue delay so far, in ns, of the referee's thread that made the meter (the
-    event loop's: the one that reads the bot's reply)."""
+    """Run-queue delay so far, in ns, of the referee's own threads, summed (the event loop's
+    reads the bot's reply; another holding the GIL can keep it waiting)."""
 
 
 def growth(before: Sample, after: Sample, *, from_cgroup: bool) -> tuple[int, int]:
@@ -128,7 +127,6 @@ class RunQueueMeter:
         self._cgroup_pids = cgroup_pids
         self._cgroup_cpu_ns = cgroup_cpu_ns
         self._clock = clock
-        self._referee = f"/proc/self/task/{threading.get_native_id()}/schedstat"
         self._group: list[int] = [pid]
         self._group_at = -PGROUP_RESCAN
         self.from_cgroup = cgroup_cpu_ns is not None
@@ -176,12 +174,25 @@ class RunQueueMeter:
                     runs[tid], delays[tid] = read
         if self._cgroup_cpu_ns is None:
             cpu_ns = sum(runs.values())
-        referee = _read_schedstat(self._referee)
-        return Sample(cpu_ns, delays, runs, 0 if referee is None else referee[1])
+        return Sample(cpu_ns, delays, runs, _own_delay())
 
     def growth(self, before: Sample, after: Sample) -> tuple[int, int]:
         """:func:`growth` with this meter's source of CPU time."""
         return growth(before, after, from_cgroup=self.from_cgroup)
+
+
+def _own_delay() -> int:
+    """The run-queue delay so far of the referee's threads, summed, in ns."""
+    total = 0
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        read = _read_schedstat(f"/proc/self/task/{tid}/schedstat")
+        if read is not None:
+            total += read[1]
+    return total
 
 
 def _process_group(leader: int) -> list[int]:
