@@ -5,8 +5,9 @@ The load is made here (:func:`bench.hogs.hogs`: twice the cores of CPU hogs at n
 ending by itself within two minutes, killed when the test ends). Deadlines are the issue's:
 50 ms per decision, no bank, no grace (the control's 200 ms: see :data:`CONTROL`). The
 computing bot spins 100 ms of its thinking thread's CPU per decision
-(``tests/bots/spin_bot.py``), so every request it gets must time out; with 8 threads hashing beside it, their wait for a core swells the summed run-queue
-delay, and the guard (the seat's CPU time is always charged) must leave it no better off.
+(``tests/bots/spin_bot.py``), so every request it gets must time out; with 8 threads
+hashing beside it, their wait for a core swells the summed run-queue delay, and the guard
+(the seat's CPU time is always charged) must leave it no better off.
 """
 
 from __future__ import annotations
