@@ -21,6 +21,17 @@ reaction time, the referee's busy time left out), and the machine's load average
 bytes (:mod:`referee.net.turns` disabled), interleaved, to show what leaving the loop's busy
 time out is worth.
 
+``--load`` runs everything beside a synthetic host load that the benchmark starts itself
+(:mod:`bench.hogs`: ``--hogs`` CPU hogs at nice 0 outside the referee, default twice the
+cores, each ending by itself after ``--load-seconds``, and killed when the benchmark ends).
+``--attack N`` then plays, without and with that load, N one-hand games (kept processes,
+forfeit-game policy) of each of two computing bots against the instant bot: one that computes
+100 ms of CPU per decision (``tests/bots/spin_bot.py 0.1``) and one that does the same while 8
+threads spin beside it (``spin_bot.py 0.1 8``), against the same deadline: every request they
+get should time out, load or not (docs/tournaments.md, "Fair clocks"). The fair clocks' cost
+is in ``samples_per_decision`` (how often the counters were read) and ``sample_us`` (what one
+reading costs, timed apart on a live bot's seat).
+
 Prints one JSON object on stdout and a summary per run on stderr.
 """
 
@@ -43,9 +54,14 @@ from typing import Any
 
 from bench.bench_tournament import make_config, parse_levels, positive
 from bench.common import machine, percentile
+from bench.hogs import hogs
 from referee.cli.logs import configure
+from referee.match.bots import BotSpec
 from referee.match.clock import Clock, TimeControl
-from referee.match.faults import FaultKind
+from referee.match.config import MatchConfig
+from referee.match.fairclock import FairClock
+from referee.match.faults import FaultKind, FaultPolicy
+from referee.match.runner import run_match
 from referee.match.seat_base import SeatBase
 from referee.net import process, transport
 from referee.rules import RuleSet
@@ -63,6 +79,8 @@ class Probe:
         self.started: list[float] = []
         self.charged: list[float] = []
         self.timeouts: list[dict[str, Any]] = []
+        self.samples = 0
+        self.sample_seconds = 0.0
 
     async def tick(self) -> None:
         """Record the loop's lag every :data:`TICK` seconds."""
@@ -85,6 +103,7 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
     referee's priority instead of the default); undone on exit."""
     saved_fault, saved_charge = SeatBase.record_fault, Clock.charge
     saved_start, saved_arrival = process.BotProcess.start, transport.RouterTransport.arrival
+    saved_sample = FairClock._sample
 
     def record_fault(self: SeatBase, kind: FaultKind, detail: str, **kw: Any) -> Any:
         if kind is FaultKind.TIMEOUT and self.fault is None:
@@ -102,6 +121,14 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
         probe.charged.append(elapsed)
         saved_charge(self, elapsed)
 
+    def sample(self: FairClock) -> Any:
+        probe.samples += 1
+        started = time.perf_counter()
+        try:
+            return saved_sample(self)
+        finally:
+            probe.sample_seconds += time.perf_counter() - started
+
     async def start(*args: Any, **kwargs: Any) -> Any:
         probe.starting += 1
         probe.started.append(time.monotonic())
@@ -117,6 +144,7 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
 
     SeatBase.record_fault = record_fault  # type: ignore[method-assign]
     Clock.charge = charge  # type: ignore[method-assign]
+    FairClock._sample = sample  # type: ignore[method-assign]
     process.BotProcess.start = start  # type: ignore[method-assign]
     if not stamps:
         transport.RouterTransport.arrival = read_time  # type: ignore[method-assign]
@@ -125,6 +153,7 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
     finally:
         SeatBase.record_fault = saved_fault  # type: ignore[method-assign]
         Clock.charge = saved_charge  # type: ignore[method-assign]
+        FairClock._sample = saved_sample  # type: ignore[method-assign]
         process.BotProcess.start = saved_start  # type: ignore[method-assign]
         transport.RouterTransport.arrival = saved_arrival  # type: ignore[method-assign]
 
@@ -175,7 +204,10 @@ def measure(level: int, args: argparse.Namespace, *, stamps: bool) -> dict[str, 
         "games": games,
         "seconds": round(seconds, 1),
         "decisions": len(probe.charged),
+        "load": args.hogs_running,
         "timeouts": len(timeouts),
+        "samples_per_decision": round(probe.samples / max(1, len(probe.charged)), 3),
+        "sample_us": round(1e6 * probe.sample_seconds / max(1, probe.samples), 1),
         "timeouts_per_1000_games": round(1000 * len(timeouts) / games, 1),
         "first_two_requests": sum(1 for t in timeouts if t["decision"] < 2),
         "lag_ms": {"median": ms(lags, 0.5), "p99": ms(lags, 0.99), "max": ms(lags, 1.0)},
@@ -187,6 +219,43 @@ def measure(level: int, args: argparse.Namespace, *, stamps: bool) -> dict[str, 
         "load_before": round(load, 1),
         "load_after": round(os.getloadavg()[0], 1),
         "timeout_details": timeouts[:50],
+    }
+
+
+SPIN_BOT = Path(__file__).resolve().parent.parent / "tests" / "bots" / "spin_bot.py"
+ATTACKERS = {"computes_100ms": "0.1", "computes_100ms_8_threads": "0.1 8"}
+
+
+def attack(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """``args.attack`` one-hand games of the computing bot ``name`` against the instant bot:
+    how many of its requests timed out and how many it answered in time (should be none)."""
+    control = TimeControl(
+        move=args.move / 1000, bank=0.0, grace=args.grace / 1000, startup=30.0, heartbeat=5.0
+    )
+    config = MatchConfig(
+        games=args.attack, time=control, seed=args.seed, policy=FaultPolicy.FORFEIT_GAME,
+        max_hands_per_game=1,
+    )  # fmt: skip
+    specs = (
+        BotSpec.parse(f"{sys.executable} {SPIN_BOT} {ATTACKERS[name]}"),
+        BotSpec.parse(f"{sys.executable} -m bench.instant_bot --sdk"),
+    )
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-clocks-") as tmp:
+        configure(level="warning", json_file=Path(tmp) / "referee.log.jsonl", console=False)
+        result = asyncio.run(run_match(config, specs, out_dir=None, kill_grace=0.5))
+    seat = result.seats[0]
+    timeouts = [f for f in seat.faults if f.kind is FaultKind.TIMEOUT]
+    return {
+        "bot": name,
+        "load": args.hogs_running,
+        "deadline_ms": args.move + args.grace,
+        "games": result.games_played,
+        "requests_timed_out": len(timeouts),
+        "requests_answered": seat.decisions,
+        "other_faults": len(seat.faults) - len(timeouts),
+        "seconds": round(time.perf_counter() - started, 1),
+        "details": [f.detail for f in timeouts[:5]],
     }
 
 
@@ -202,20 +271,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="new bot processes every game")
     parser.add_argument("--ab", action="store_true", help="also runs with read-time stamps")
     parser.add_argument("--nice", type=int, help="bots' nice steps below the referee")
+    parser.add_argument("--load", action="store_true", help="run beside CPU hogs at nice 0")
+    parser.add_argument("--hogs", type=positive, help="hogs with --load (default 2 x cores)")
+    parser.add_argument("--load-seconds", type=positive, default=900, help="hogs' lifetime")
+    parser.add_argument("--attack", type=int, default=0, help="games per computing bot")
     args = parser.parse_args(argv)
-    runs: list[dict[str, Any]] = []
-    for _ in range(args.rounds):
-        for level in args.levels:
-            for stamps in (True, False) if args.ab else (True,):
-                row = measure(level, args, stamps=stamps)
-                runs.append(row)
-                print(
-                    f"c={level:<3} {row['stamps']:<5} games={row['games']} "
-                    f"timeouts={row['timeouts']} (first two requests {row['first_two_requests']})"
-                    f" lag ms {row['lag_ms']} charged ms {row['charged_ms']} "
-                    f"load {row['load_before']}->{row['load_after']} {row['seconds']} s",
-                    file=sys.stderr,
-                )
+    args.hogs_running = 0
+    attacks: list[dict[str, Any]] = []
+    if args.attack:
+        for name in ATTACKERS:
+            attacks.append(attack(name, args))
+            print(f"no load: {attacks[-1]}", file=sys.stderr)
+    with contextlib.ExitStack() as stack:
+        if args.load:
+            args.hogs_running = stack.enter_context(hogs(args.hogs, seconds=args.load_seconds))
+        runs = levels(args)
+        if args.attack and args.load:
+            for name in ATTACKERS:
+                attacks.append(attack(name, args))
+                print(f"load: {attacks[-1]}", file=sys.stderr)
     summary: dict[str, Any] = {}
     for row in runs:
         key = f"c{row['level']}-{row['stamps']}"
@@ -224,13 +298,35 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "deadline_ms": args.move + args.grace,
         "games_per_run": args.games,
+        "hogs": args.hogs_running,
         "timeouts_per_run": summary,
         "median_timeouts": {k: statistics.median(v) for k, v in summary.items()},
         "runs": runs,
+        "attacks": attacks,
     }
     json.dump(report, sys.stdout, indent=1)
     print()
     return 0
+
+
+def levels(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every round's run at every level (and its read-time twin with ``--ab``)."""
+    runs: list[dict[str, Any]] = []
+    for _ in range(args.rounds):
+        for level in args.levels:
+            for stamps in (True, False) if args.ab else (True,):
+                row = measure(level, args, stamps=stamps)
+                runs.append(row)
+                print(
+                    f"c={level:<3} {row['stamps']:<5} games={row['games']} "
+                    f"hogs={row['load']} timeouts={row['timeouts']} samples/decision "
+                    f"{row['samples_per_decision']} ({row['sample_us']} us) "
+                    f"(first two requests {row['first_two_requests']})"
+                    f" lag ms {row['lag_ms']} charged ms {row['charged_ms']} "
+                    f"load {row['load_before']}->{row['load_after']} {row['seconds']} s",
+                    file=sys.stderr,
+                )
+    return runs
 
 
 if __name__ == "__main__":

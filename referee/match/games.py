@@ -10,7 +10,7 @@ forfeited game is scored here; a forfeited match surfaces as :class:`MatchForfei
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -18,8 +18,8 @@ import structlog
 
 from protocol.schema import GameEnd, HandStart, MatchStart
 from protocol.schema import TimeControl as WireTimeControl
-from referee.match.clock import stalls_of
 from referee.match.config import MatchConfig
+from referee.match.fairclock import wait_for_hellos
 from referee.match.faults import BotFault, Fault, FaultKind
 from referee.match.hand import HandPlay, MatchForfeited, safe_default
 from referee.match.record import MatchRecorder, Observer
@@ -49,21 +49,6 @@ __all__ = [
 
 DeckSource = Callable[[int, int], tuple[Card, ...]]
 """Deck order for (game, hand)."""
-
-
-async def _within_limit(waits: Sequence[asyncio.Future[None]], limit: float) -> set[Any]:
-    """The futures of ``waits`` done within ``limit`` seconds of the running loop, not counting
-    the referee's stalls meanwhile (the limit then runs on by their length)."""
-    loop = asyncio.get_running_loop()
-    stalls = stalls_of(loop)
-    start = loop.time()
-    pending: set[Any] = set(waits)
-    while pending:
-        left = start + limit + stalls.stalled(start) - loop.time()
-        if left <= 0:
-            break
-        _, pending = await asyncio.wait(pending, timeout=left)
-    return set(waits) - pending
 
 
 class MatchGames:
@@ -102,8 +87,9 @@ class MatchGames:
         """Wait for both hellos within the start-up limit (extended by the referee's own
         stalls meanwhile, :mod:`referee.net.stalls`); failures forfeit the match."""
         waits = [asyncio.ensure_future(link.wait_connected()) for link in self.links]
-        try:
-            done = await _within_limit(waits, self.config.time.startup)
+        limit = self.config.time.startup
+        try:  # the limit counts the time each bot could run (:mod:`.fairclock`)
+            done, charges = await wait_for_hellos(waits, [x.fair for x in self.links], limit)
         finally:  # also when the match is aborted while it waits: no task left behind
             for task in waits:
                 task.cancel()  # (a finished one keeps its outcome, read below)
@@ -112,12 +98,13 @@ class MatchGames:
             if link.error is not None:
                 raise link.error
         failed = []
-        for link, task in zip(self.links, waits, strict=True):
+        for link, task, charge in zip(self.links, waits, charges, strict=True):
             if task in done and task.exception() is None:
                 continue
             if link.fault is None:
-                limit = f"no hello within {self.config.time.startup:.1f} s"
-                link.record_fault(FaultKind.STARTUP, limit + link.no_hello_hint())
+                why = "" if charge is None else f" ({charge.describe()})"
+                detail = f"no hello within {limit:.1f} s{why}{link.no_hello_hint()}"
+                link.record_fault(FaultKind.STARTUP, detail)
             assert link.fault is not None
             fault = replace(link.fault, kind=FaultKind.STARTUP)
             self._charge(fault)
@@ -282,6 +269,7 @@ class MatchGames:
                 scores=game.scores,
                 actions=hand.actions,
                 result=result,
+                excused=hand.excused,
             )
         if forfeiter is None:
             game = record_hand(game, result)

@@ -93,6 +93,9 @@ class HandPlay:
         """The state before the latest decision (a forfeited hand is scored from it)."""
         self.actions: list[tuple[int, str, float]] = []
         """(seat, action, milliseconds) of every decision played, for the record."""
+        self.excused: list[tuple[int, float]] = []
+        """(index in :attr:`actions`, milliseconds) of every decision whose wall time was
+        longer than its time charged (the bot waited for a CPU: :mod:`.fairclock`)."""
         self._done: asyncio.Future[HandState] | None = None
         self._request_id = 0
         # Bound once, not at every request: the seat calls them back on every decision.
@@ -200,6 +203,10 @@ class HandPlay:
             summary = self.seats[seat]
             summary.decisions += 1
             summary.time_used += elapsed
+            excused = link.last_excused
+            if excused:
+                summary.time_excused += excused
+                self.excused.append((len(self.actions), excused * 1000))
             self._played(after, seat, action, self.actions, elapsed)
             links = self.links
             if not after.is_over and links[0].fault is None and links[1].fault is None:

@@ -118,20 +118,23 @@ class MatchRecorder:
         scores: tuple[int, int],
         actions: list[tuple[int, str, float]],
         result: HandResult,
+        excused: list[tuple[int, float]] | None = None,
     ) -> None:
-        """One finished (or forfeited) hand with its actions."""
-        self.write(
-            {
-                "type": "hand",
-                "game": game,
-                "hand": hand,
-                "dealer": dealer,
-                "deck": [str(c) for c in deck],
-                "scores_before": list(scores),
-                "actions": [[s, a, round(ms, 3)] for s, a, ms in actions],
-                "result": result_to_dict(result),
-            }
-        )
+        """One finished (or forfeited) hand with its actions (and, when any was, the time
+        excused: ``[action index, ms]`` pairs)."""
+        line: dict[str, Any] = {
+            "type": "hand",
+            "game": game,
+            "hand": hand,
+            "dealer": dealer,
+            "deck": [str(c) for c in deck],
+            "scores_before": list(scores),
+            "actions": [[s, a, round(ms, 3)] for s, a, ms in actions],
+            "result": result_to_dict(result),
+        }
+        if excused:
+            line["excused"] = [[i, round(ms, 3)] for i, ms in excused]
+        self.write(line)
 
     def fault(self, fault: Fault) -> None:
         """One fault."""

@@ -40,7 +40,9 @@ class SeatSummary:
     strikes: int = 0
     """Strikes (safe default moves) under the strike policy."""
     time_used: float = 0.0
-    """Seconds spent deciding, as measured by the referee."""
+    """Seconds spent deciding, as charged by the referee."""
+    time_excused: float = 0.0
+    """Seconds of its decisions' wall time not charged: it was waiting for a CPU."""
     decisions: int = 0
     """Decisions answered."""
     stale_replies: int = 0
@@ -56,6 +58,7 @@ class SeatSummary:
             "faults": [f.to_dict() for f in self.faults],
             "strikes": self.strikes,
             "time_used_s": round(self.time_used, 4),
+            "time_excused_s": round(self.time_excused, 4),
             "decisions": self.decisions,
             "mean_decision_ms": round(1000 * self.time_used / self.decisions, 3)
             if self.decisions

@@ -86,12 +86,14 @@ async def play_watched(
 ) -> MatchResult:
     """:func:`~referee.match.play.play_match` while watching the seats' bot processes
     (``processes[seat]``, None for a remote bot) with :func:`watch_bot`."""
+    from referee.match.fairclock import fair_clock
     from referee.match.play import play_match
     from referee.match.seat import LOCAL_LOST_GRACE
 
     for link, process in zip(links, processes, strict=True):
         if process is not None:  # a lost connection waits for the process's exit to win
             link.lost_grace = LOCAL_LOST_GRACE
+            link.fair = fair_clock(process)
     watchers = [
         asyncio.ensure_future(watch_bot(link, process))
         for link, process in zip(links, processes, strict=True)

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from protocol.codec import decode_action, decode_bot_message
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.schema import ActionMsg, Bye, Hello, Pong, WireAction
+from referee.match.fairclock import FairClock
 from referee.match.faults import BotFault, Fault, FaultKind
 from referee.match.seat_base import LOCAL_LOST_GRACE, LOGGER, SeatBase
 
@@ -39,6 +40,12 @@ __all__ = ["LOCAL_LOST_GRACE", "SeatLink"]
 class SeatLink(SeatBase):
     """The referee's side of one seat (see the module docstring): what it receives, the
     decisions it asks for and their deadlines; its state and faults are :class:`SeatBase`'s."""
+
+    fair: FairClock | None = None
+    """Charges the time the bot could run, not its wait for a core (:mod:`.fairclock`); set
+    by the runner for a bot it started; None: wall time."""
+    last_excused = 0.0
+    """Seconds of the latest reply's wall time not charged (waiting for a CPU)."""
 
     # ------------------------------------------------------------------ receiving
 
@@ -88,20 +95,39 @@ class SeatLink(SeatBase):
         on_reply = self._on_reply
         if rid == self._pending_id and on_reply is not None:
             on_fault = self._on_fault
-            self._on_reply = self._on_fault = None  # :meth:`cancel_ask`, inline (every decision)
-            self._pending_id = None
             sent = self._sent
             elapsed = arrived - sent
             if self._stalls.last_end > sent:  # the referee stalled since: not the bot's time
                 elapsed -= self._stalls.stalled(sent, arrived)
             if elapsed < 0.0:
                 elapsed = 0.0
+            if self.fair is not None:
+                elapsed = self._fair_elapsed(elapsed)
+                if elapsed < 0.0:
+                    return  # out of time: a timeout fault, recorded
+            self._on_reply = self._on_fault = None  # :meth:`cancel_ask`, inline (every decision)
+            self._pending_id = None
             self._reply_to_asker(on_reply, on_fault, action, elapsed)
             return
         self.stale_replies += 1
         LOGGER.debug("seat %d stale reply id %s dropped", self.seat, rid)
         self._outbox.refuse(ErrorCode.STALE_REQUEST, f"no request {rid} is outstanding", rid)
         self._unsolicited()
+
+    def _fair_elapsed(self, wall: float) -> float:
+        """The time charged for a reply after ``wall`` seconds (:mod:`.fairclock`), or -1
+        after recording a timeout: a reply measured over its budget, in wall time and in time
+        charged, is late even if it came before the deadline's next check."""
+        assert self.fair is not None
+        charge = self.fair.on_reply(wall, self._budget)
+        if charge is None:
+            self.last_excused = 0.0
+            return wall
+        if wall > self._budget and charge.charged > self._budget:
+            self._time_out(charge.describe())
+            return -1.0
+        self.last_excused = charge.excused
+        return charge.charged
 
     def _reply_to_asker(
         self,
@@ -164,6 +190,8 @@ class SeatLink(SeatBase):
         self._pending_id = request_id
         self._on_reply, self._on_fault = on_reply, on_fault
         budget = self.clock.time_left + self.control.grace
+        if self.fair is not None:
+            self.fair.begin()
         if not self.send(request) and self._on_fault is None:
             return  # the failed send recorded a fault, which called on_fault
         timer = self._timer
@@ -213,14 +241,28 @@ class SeatLink(SeatBase):
             self._watchdog = self._timer.call_at(self._deadline, self._on_watchdog)
             self._watch_at = self._deadline
             return
-        rid, budget = self._pending_id, self._budget
+        rid = self._pending_id
         if self._poll is not None:
             # A reply delivered here may lead the match to ask this seat again at once (a
             # draw, then the discard): only the request that was overdue may time out.
             self._poll()
-        if self._on_reply is not None and self._pending_id == rid:
-            detail = f"no reply to request {rid} within {budget * 1000:.0f} ms"
-            self.record_fault(FaultKind.TIMEOUT, detail)
+        if self._on_reply is None or self._pending_id != rid:
+            return
+        why = ""
+        if self.fair is not None:  # still under its budget in time charged: check again later
+            now = self._timer.time()
+            more, charge = self.fair.extension(now - self._sent, self._budget)
+            if more is not None:
+                self._deadline = self._watch_at = now + more
+                self._watchdog = self._timer.call_at(self._deadline, self._on_watchdog)
+                return
+            why = charge.describe()
+        self._time_out(why)
+
+    def _time_out(self, why: str) -> None:
+        """Record the outstanding request's timeout (``why``: the fair clock's figures)."""
+        detail = f"no reply to request {self._pending_id} within {self._budget * 1000:.0f} ms"
+        self.record_fault(FaultKind.TIMEOUT, f"{detail} ({why})" if why else detail)
 
     # ------------------------------------------------------------------ life cycle
 

@@ -207,6 +207,15 @@ class SeatCgroup:
                 return 0
         return self._counter("cpu", "cpu.stat", "usage_usec") * 1000
 
+    @property
+    def counts_cpu(self) -> bool:
+        """Whether :meth:`cpu_usage_ns` counts (v2, or v1 with ``cpuacct`` joined)."""
+        return self.version == 2 or "cpuacct" in self._dirs
+
+    def pids(self) -> list[int]:
+        """The processes in the group now (its ``cgroup.procs``; [] once it is gone)."""
+        return read_pids(self._dirs["pids"])
+
     def watch_oom(self, loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
         """Call ``callback`` on ``loop`` as soon as the group runs out of memory (see the module
         docstring); replaces an earlier watch. Raises CgroupError if it cannot be set up."""

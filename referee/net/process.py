@@ -55,6 +55,7 @@ from types import TracebackType
 
 from referee.net import sandbox
 from referee.net.limits import describe_limit, limit_cause
+from referee.net.runqueue import RunQueueMeter
 from referee.net.sandbox import SandboxLevel
 from referee.net.spawn import BotCommand, BotStartError, Spawned, spawn
 from referee.net.stderr import StderrSink, open_log
@@ -195,6 +196,19 @@ class BotProcess:
         it: ``namespaces``, ``namespaces+uid``, ``rlimits+uid`` ... (docs/security.md)."""
         extra = [*(["uid"] if self.uid is not None else []), *(["cgroup"] if self._cgroup else [])]
         return "+".join([str(self.sandbox), *extra])
+
+    def run_queue_meter(self) -> RunQueueMeter | None:
+        """A :class:`~referee.net.runqueue.RunQueueMeter` of this bot's seat (its cgroup's
+        processes and CPU when it has one, else its process group), or None where the kernel
+        gives no per-task run-queue delay."""
+        cgroup = self._cgroup
+        if cgroup is None:
+            return RunQueueMeter.create(pid=self.pid)
+        return RunQueueMeter.create(
+            pid=self.pid,
+            cgroup_pids=cgroup.pids,
+            cgroup_cpu_ns=cgroup.cpu_usage_ns if cgroup.counts_cpu else None,
+        )
 
     @property
     def pid(self) -> int:

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from protocol.schema import ActionMsg, Ping, WireAction
+from referee.match.fairclock import wait_for_hellos
 from referee.match.faults import FaultKind
-from referee.match.games import _within_limit
 from referee.net.turns import turns_of
 from tests.match.fakes import FAST, PEER, FakeTransport, bound
 from tests.match.test_seat import Asker, budget
@@ -82,6 +82,6 @@ async def test_the_start_up_limit_runs_on_through_a_stall() -> None:
     hello: asyncio.Future[None] = loop.create_future()
     loop.call_later(0.1, time.sleep, 1.0)
     loop.call_later(1.4, hello.set_result, None)
-    assert await _within_limit([hello], 0.5) == {hello}
+    assert (await wait_for_hellos([hello], [None], 0.5))[0] == {hello}
     late: asyncio.Future[None] = loop.create_future()
-    assert await _within_limit([late], 0.2) == set()  # no stall: the limit holds
+    assert (await wait_for_hellos([late], [None], 0.2))[0] == set()  # no stall: it holds

@@ -1,0 +1,105 @@
+"""The fair clock's formula, guard and deadline moves, on a scripted meter (no processes)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from referee.match.fairclock import CEILING, FairClock, fair_charge, wait_for_hellos
+from referee.net.runqueue import Sample, growth
+
+MS = 1_000_000  # ns
+
+
+class ScriptedMeter:
+    """Counters set by the test: seat CPU and one run-queue delay per task."""
+
+    def __init__(self) -> None:
+        self.cpu = 0
+        self.delays: dict[int, int] = {}
+
+    def sample(self) -> Sample:
+        return Sample(self.cpu, dict(self.delays), {})
+
+    def growth(self, before: Sample, after: Sample) -> tuple[int, int]:
+        return growth(before, after, from_cgroup=True)
+
+
+def test_waiting_for_a_core_is_excused_running_is_charged() -> None:
+    assert fair_charge(0.2, 0.19, 0.004) == pytest.approx(0.01)
+    assert fair_charge(0.2, 0.0, 0.004) == 0.2  # blocked (its own I/O): charged
+
+
+def test_the_guard_charges_the_cpu_of_threads_waiting_side_by_side() -> None:
+    """Eight threads queued in parallel: the summed delay is eight times the wall time; the
+    seat is charged its CPU, so the thinking thread's CPU is always in the charge."""
+    meter = ScriptedMeter()
+    clock = FairClock(meter)
+    clock.mark()
+    meter.delays = {tid: 450 * MS for tid in range(9)}
+    meter.cpu = 60 * MS
+    charge = clock.measure(0.5)
+    assert charge.delay == pytest.approx(9 * 0.45)
+    assert charge.charged == pytest.approx(0.06)
+    assert charge.excused == pytest.approx(0.44)
+
+
+def test_never_more_than_the_wall_time() -> None:
+    assert fair_charge(0.05, 0.0, 0.4) == 0.05
+
+
+def test_tasks_started_during_the_turn_count_from_zero() -> None:
+    before = Sample(0, {1: 5 * MS}, {})
+    after = Sample(0, {1: 7 * MS, 2: 3 * MS}, {})
+    assert growth(before, after, from_cgroup=True) == (5 * MS, 0)
+
+
+def test_a_fast_unwatched_reply_reads_nothing() -> None:
+    meter = ScriptedMeter()
+    clock = FairClock(meter)
+    clock.begin()
+    assert clock.on_reply(0.001, 0.05) is None
+    assert clock.samples == 0
+
+
+def test_the_deadline_moves_by_what_is_left_then_times_out() -> None:
+    meter = ScriptedMeter()
+    clock = FairClock(meter)
+    clock.mark()
+    clock.begin()
+    meter.delays = {1: 40 * MS}
+    meter.cpu = 5 * MS
+    more, charge = clock.extension(0.05, 0.05)  # 10 ms charged of 50: 40 ms more
+    assert more == pytest.approx(0.04) and charge.charged == pytest.approx(0.01)
+    meter.cpu = 50 * MS  # it computed: out of time, whatever the delay
+    meter.delays = {1: 500 * MS}
+    more, charge = clock.extension(0.09, 0.05)
+    assert more is None and charge.charged == pytest.approx(0.05)
+
+
+def test_the_wall_time_ceiling() -> None:
+    meter = ScriptedMeter()
+    clock = FairClock(meter)
+    clock.mark()
+    meter.delays = {1: 10_000 * MS}
+    more, _ = clock.extension(CEILING * 0.05 - 0.01, 0.05)
+    assert more == pytest.approx(0.01)  # not beyond the ceiling
+    more, _ = clock.extension(CEILING * 0.05, 0.05)
+    assert more is None
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(10)
+async def test_the_start_up_limit_counts_time_the_bot_could_run() -> None:
+    """A bot that waited for a core gets its hello in; a blocked one is late as before."""
+    waiting, blocked = ScriptedMeter(), ScriptedMeter()
+    clocks = [FairClock(waiting), FairClock(blocked)]
+    loop = asyncio.get_running_loop()
+    waits: list[asyncio.Future[None]] = [loop.create_future(), loop.create_future()]
+    loop.call_later(0.05, waiting.delays.__setitem__, 1, 10_000 * MS)  # it waits for a core
+    loop.call_later(0.15, waits[0].set_result, None)
+    finished, charges = await wait_for_hellos(waits, clocks, 0.1)
+    assert finished == {waits[0]}
+    assert charges[0] is not None and charges[0].charged < 0.1
+    assert charges[1] is not None and charges[1].charged >= 0.1
