@@ -26,11 +26,14 @@ leaves (:mod:`referee.net.budget`): no flood of TCP connections can take the des
 referee's own bots and files need; the handshake and admission deadlines; one live
 connection per CURVE client key (a second is refused during its handshake: the first keeps its
 seat); message size (a multipart message is dropped frame by frame and reported once); frames
-parsed per second per connection; bytes queued per peer, every byte written counted (a peer
-over ``send_buffer_bytes`` is aborted and ``send`` fails; a PONG is written only to a peer
-that has read what was queued before it; a close that does not drain within
-``close_drain_ms`` is aborted, so a peer that never reads cannot pin its connection's slot,
-descriptor or key: :mod:`referee.net.peer`).
+parsed per second per connection; new connections per source address, a burst and then a
+rate, refused at accept beyond them (those admitted give theirs back:
+:mod:`referee.net.ratelimit`), so a storm of handshakes from one address costs the loop little
+more than an ``accept`` each; bytes queued per peer, every byte written counted (a peer over
+``send_buffer_bytes`` is aborted and ``send`` fails; a PONG is written only to a peer that has
+read what was queued before it; a close that does not drain within ``close_drain_ms`` is
+aborted, so a peer that never reads cannot pin its connection's slot, descriptor or key:
+:mod:`referee.net.peer`).
 
 Known limits: ZMTP 3.0 peers (libzmq 4.0/4.1) get no
 PING, so their silence is noticed by the match layer's own heartbeat instead.
@@ -50,6 +53,7 @@ from referee.net.budget import ConnectionCaps, descriptor_budget
 from referee.net.ipc import PrivateIpc
 from referee.net.listeners import listen, serve_private
 from referee.net.peer import READ_BUFFER, PeerProtocol
+from referee.net.ratelimit import ConnectRate
 from referee.net.turns import LoopTurns, turns_of
 from referee.net.types import (
     CurveServerKeys,
@@ -108,6 +112,7 @@ class RouterTransport:
         self._next_id = secrets.randbits(32)
         self._heartbeat: asyncio.TimerHandle | None = None
         self._caps = ConnectionCaps(config.max_connections, config.max_per_address)
+        self._rate = ConnectRate(config.connect_rate, config.connect_burst)
         self._turns: LoopTurns | None = None
         self.arrived = 0.0
         """When the message being delivered reached the referee, at the earliest (loop time):
@@ -268,7 +273,8 @@ class RouterTransport:
     def admit(self, peer: bytes) -> None:
         """The match layer accepted ``peer`` (a valid hello): lift its admission deadline."""
         conn = self._peers.get(peer)
-        if conn is not None:
+        if conn is not None and not conn.admitted:
+            self._rate.refund(conn.address)  # a bot: its connection does not count
             conn.admit()
 
     def disconnect(self, peer: bytes, reason: str = "closed by the referee") -> None:
@@ -330,6 +336,19 @@ class RouterTransport:
         """Count a new connection against the caps; a non-empty reason refuses it."""
         if self._closed:
             return "closing"
+        if not self._rate.take(conn.address, self.loop.time()):
+            stats = self.stats
+            stats.rate_limited += 1
+            if stats.rate_limited & (stats.rate_limited - 1) == 0:  # the 1st, 2nd, 4th...
+                logger.warning(
+                    "refused a connection from %s: more than %d new connections at once and "
+                    "%g/s after (%d refused so far)",
+                    conn.address,
+                    self._rate.burst,
+                    self._rate.rate,
+                    stats.rate_limited,
+                )
+            return "too many new connections"
         reason = self._caps.take(conn.address)
         if not reason:
             self._conns.add(conn)
