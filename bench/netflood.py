@@ -4,7 +4,13 @@ Usage: ``python -m bench.netflood MODE ENDPOINT SECONDS [--server-key Z85] [--pa
 [--source IP]``. It runs until SECONDS have passed (reconnecting whenever the referee closes
 it), then prints one JSON line with what it did: connections made, refused or closed by the
 referee, bytes and frames sent. Used by ``tests/e2e/test_boundary.py``,
-``bench/bench_boundary.py`` and ``bench/bench_storm.py``. Modes:
+``bench/bench_boundary.py`` and ``bench/bench_storm.py``.
+
+The modes that reconnect (``multipart``, ``bigframes``, ``garbage``, ``storm``) connect to a
+loopback endpoint from 250 source addresses (127.0.1.2, .3, ...) in turn, as an attacker with
+many addresses would, so that the referee's limit of new connections per address does not
+weaken the attack on its memory; ``hello`` is the attack on that limit, from one address.
+Modes:
 
 * ``multipart``: frames with the MORE flag that never end a message (libzmq's ROUTER held
   these without bound);
@@ -19,7 +25,7 @@ referee, bytes and frames sent. Used by ``tests/e2e/test_boundary.py``,
   sealed by the referee), the connection dropped and the next one opened at once; ``--parallel``
   connections at a time from one source address (``--source``, else the system's choice);
   ``answered`` counts the handshakes the referee served, ``refused`` the connections it closed
-  unanswered;
+  unanswered (``--source`` gives the other modes one address too);
 * ``squat``: libzmq DEALERs asking for libzmq's first automatic routing ids, then ordinary
   connections (the sequence that made libzmq's ROUTER assert).
 """
@@ -68,10 +74,15 @@ async def flood(
     if mode == "idle":
         await _idle(endpoint, end, stats)
         return stats
+    loopback = endpoint.startswith("tcp://127.0.0.1:")
     while time.monotonic() < end:
+        if loopback and source is None:  # many addresses: past the limit of new connections
+            origin: str | None = f"127.0.1.{2 + stats['connections'] % 250}"
+        else:
+            origin = source
         try:
             async with asyncio.timeout(2):
-                client = await ZmtpClient.connect(endpoint, server_key=server_key)
+                client = await ZmtpClient.connect(endpoint, server_key=server_key, source=origin)
         except (OSError, ConnectionError, asyncio.IncompleteReadError, TimeoutError):
             stats["failed"] += 1
             await asyncio.sleep(0.01)

@@ -86,7 +86,8 @@ async def test_admitted_connections_give_their_token_back() -> None:
 @pytest.mark.asyncio
 async def test_on_ipc_each_process_has_a_bucket_of_its_own() -> None:
     """A local process that storms the ipc socket runs dry; another process connects."""
-    async with RouterTransport(limited(local_ipc=True)) as t:
+    config = TransportConfig(connect_rate=0.1, connect_burst=BURST, local_ipc=True)
+    async with RouterTransport(config) as t:
         ipc = t.local_endpoint
         report = await flood("hello", ipc, 0.5, None, parallel=2)  # from this process
         assert report["answered"] <= BURST + 2 and report["refused"] > 20, report
