@@ -19,8 +19,10 @@ Three conditions, measured in rounds whose order rotates (A, B, C; B, C, A; ...)
 In each, the bots connect and the storm runs for ``--storm-warmup`` seconds (the bucket is
 empty by then) before the timer starts, with the first decision; it stops with the last game.
 Each round prints the decisions/s of the own games and what the endpoint served the storm
-meanwhile (connections accepted, handshakes answered, connections refused by the limit, per
-second, from the transport's counters); the summary gives the medians with [min-max] over the
+meanwhile (connections accepted and connections refused by the limit, per second, from the
+transport's counters), and the referee's CPU time per storm connection: its CPU during the
+games less what the quiet games of that round spent per decision, over the storm's
+connections (accepted and refused); the summary gives the medians with [min-max] over the
 rounds, and per round the ratio of each storm's rate to that round's quiet rate.
 
 The attacker stands for another machine, so its own CPU must not be the referee's loss: the
@@ -38,6 +40,7 @@ import asyncio
 import json
 import logging
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -50,7 +53,7 @@ from nacl.bindings import crypto_box_keypair
 from zmq.utils import z85
 
 from bench.bench_match import CLOCK, INSTANT
-from bench.common import machine, summary
+from bench.common import cpu_seconds, machine, summary
 from referee.cli.logs import configure
 from referee.match.config import MatchConfig
 from referee.match.hub import Hub
@@ -102,17 +105,14 @@ async def own_games(args: argparse.Namespace, condition: str, out: Path) -> dict
                 )  # fmt: skip
                 await asyncio.sleep(args.storm_warmup)
             stats = transport.stats
-            before = (stats.accepted, stats.rate_limited, stats.handshake_failed)
-            start = time.perf_counter()
+            before = (stats.accepted, stats.rate_limited)
+            cpu0, start = cpu_seconds(resource.RUSAGE_SELF), time.perf_counter()
             results = await asyncio.gather(
                 *(play_watched(c, (ls[0], ls[1]), ps, recorder=r) for c, ls, ps, r in runs)
             )
             elapsed = time.perf_counter() - start
-            accepted, limited, failed = (
-                stats.accepted - before[0],
-                stats.rate_limited - before[1],
-                stats.handshake_failed - before[2],
-            )
+            cpu = cpu_seconds(resource.RUSAGE_SELF) - cpu0
+            accepted, limited = stats.accepted - before[0], stats.rate_limited - before[1]
         finally:
             if storm is not None:
                 storm.kill()
@@ -122,9 +122,10 @@ async def own_games(args: argparse.Namespace, condition: str, out: Path) -> dict
     return {
         "decisions_per_s": decisions / elapsed,
         "seconds": elapsed,
+        "decisions": decisions,
+        "referee_cpu_s": cpu,
         "storm_accepted_per_s": accepted / elapsed,
         "storm_refused_per_s": limited / elapsed,
-        "storm_handshake_failed_per_s": failed / elapsed,
     }
 
 
@@ -160,13 +161,21 @@ def main() -> None:
                 got = asyncio.run(own_games(args, condition, where))
                 row |= {f"{condition}_{key}": value for key, value in got.items()}
             quiet = row["quiet_decisions_per_s"]
+            per_decision = row["quiet_referee_cpu_s"] / row["quiet_decisions"]
             for condition in CONDITIONS[1:]:
                 row[f"{condition}_ratio"] = row[f"{condition}_decisions_per_s"] / quiet
+                extra = row[f"{condition}_referee_cpu_s"]
+                extra -= per_decision * row[f"{condition}_decisions"]
+                served = row[f"{condition}_storm_accepted_per_s"]
+                served += row[f"{condition}_storm_refused_per_s"]
+                served *= row[f"{condition}_seconds"]
+                row[f"{condition}_referee_us_per_storm_connection"] = extra / served * 1e6
             rounds.append(row)
             shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}
             print(number, json.dumps(shown), file=sys.stderr, flush=True)
         logging.shutdown()
-    keys = [k for k in rounds[0] if k != "order" and not k.endswith("_seconds")]
+    skip = ("_seconds", "_decisions", "_cpu_s")
+    keys = [k for k in rounds[0] if k != "order" and not k.endswith(skip)]
     result = {
         "machine": machine(),
         "rounds": args.rounds,

@@ -171,12 +171,12 @@ class RouterTransport:
         self._local_endpoint = self._ipc.endpoint
 
     def _accept_ipc(self, sock: socket.socket, address: str) -> None:
-        if self._admit(sock, address):
+        if self._within_rate(sock, address):
             self._serve(sock, PeerProtocol(self, NULL, address))
 
     def _accept_tcp(self, sock: socket.socket, address: str) -> None:
         """A TCP connection: CURVE when the transport has keys (``TransportConfig.curve``)."""
-        if not self._admit(sock, address):
+        if not self._within_rate(sock, address):
             return
         mechanism: Mechanism = NULL
         curve = self.config.curve
@@ -186,7 +186,7 @@ class RouterTransport:
             mechanism = CurveMechanism(curve.public, curve.secret, self._authorize)
         self._serve(sock, PeerProtocol(self, mechanism, address))
 
-    def _admit(self, sock: socket.socket, address: str) -> bool:
+    def _within_rate(self, sock: socket.socket, address: str) -> bool:
         """Close ``sock`` at once, unread, if ``address`` has no new connection left."""
         if not self._closed and self._rate.take(address, self.loop.time()):
             return True
