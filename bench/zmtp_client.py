@@ -53,14 +53,17 @@ class ZmtpClient:
         server_key: bytes | None = None,
         keys: tuple[bytes, bytes] | None = None,
         socket_type: bytes = b"DEALER",
+        source: str | None = None,
     ) -> ZmtpClient:
         """Connect and handshake: CURVE when ``server_key`` (raw 32 bytes) is given, with the
-        client's long-term ``keys`` (public, secret; fresh ones if None), else NULL."""
+        client's long-term ``keys`` (public, secret; fresh ones if None), else NULL; over TCP
+        from the address ``source`` if given."""
         if endpoint.startswith("ipc://"):
             reader, writer = await asyncio.open_unix_connection(endpoint[6:])
         else:
             host, port = endpoint[6:].rsplit(":", 1)
-            reader, writer = await asyncio.open_connection(host, int(port))
+            local = None if source is None else (source, 0)
+            reader, writer = await asyncio.open_connection(host, int(port), local_addr=local)
         client = cls(reader, writer)
         mech = b"NULL" if server_key is None else b"CURVE"
         writer.write(SIGNATURE + b"\x03\x01" + mech.ljust(20, b"\x00") + bytes(32))

@@ -75,7 +75,7 @@ class CurveMechanism:
         self._authorize = authorize
         self._state = 0  # 0: expect HELLO, 1: expect INITIATE, 2: ready
         self._client_transient = b""
-        self._transient_public, self._transient_secret = crypto_box_keypair()
+        self._transient_public = self._transient_secret = b""  # made for a valid HELLO
         self._cookie_key = b""
         self._shared = b""
         self._nonce = 1  # ours, for READY and every message after it
@@ -114,6 +114,7 @@ class CurveMechanism:
             raise ZmtpError("CURVE HELLO does not open (wrong server key?)") from None
         if signature != _HELLO_SIGNATURE:
             raise ZmtpError("CURVE HELLO signature is not 64 zero bytes")
+        self._transient_public, self._transient_secret = crypto_box_keypair()
         self._cookie_key = randombytes(32)
         cookie_nonce = randombytes(16)
         cookie = crypto_secretbox(

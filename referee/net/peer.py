@@ -36,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import socket
 from typing import Protocol
 
 from referee.net.types import Incoming, TransportConfig, TransportStats
@@ -131,11 +130,6 @@ class PeerProtocol(asyncio.BufferedProtocol):
         """Admit (or refuse) the connection, send our greeting, start the handshake clock."""
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        if self.address == "ipc":
-            self.address = _unix_peer(transport)
-        else:
-            peername = transport.get_extra_info("peername")
-            self.address = str(peername[0]) if peername else "?"
         owner = self.owner
         refusal = owner.on_connect(self)
         if refusal:
@@ -359,14 +353,3 @@ class PeerProtocol(asyncio.BufferedProtocol):
             self.owner.stats.aborted += 1
             logger.debug("aborting peer %s (%s): %s", self.peer.hex() or "-", self.address, reason)
             transport.abort()
-
-
-def _unix_peer(transport: asyncio.BaseTransport) -> str:
-    """``pid:N`` of a unix-socket peer (SO_PEERCRED), or ``ipc`` if unknown."""
-    sock = transport.get_extra_info("socket")
-    try:
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-    except (OSError, AttributeError):
-        return "ipc"
-    pid = int.from_bytes(creds[:4], "little")
-    return f"pid:{pid}"

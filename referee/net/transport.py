@@ -26,11 +26,14 @@ leaves (:mod:`referee.net.budget`): no flood of TCP connections can take the des
 referee's own bots and files need; the handshake and admission deadlines; one live
 connection per CURVE client key (a second is refused during its handshake: the first keeps its
 seat); message size (a multipart message is dropped frame by frame and reported once); frames
-parsed per second per connection; bytes queued per peer, every byte written counted (a peer
-over ``send_buffer_bytes`` is aborted and ``send`` fails; a PONG is written only to a peer
-that has read what was queued before it; a close that does not drain within
-``close_drain_ms`` is aborted, so a peer that never reads cannot pin its connection's slot,
-descriptor or key: :mod:`referee.net.peer`).
+parsed per second per connection; new connections per source address, a burst and then a
+rate, refused at accept beyond them (those admitted give theirs back:
+:mod:`referee.net.ratelimit`), so a storm of handshakes from one address costs the loop little
+more than an ``accept`` each; bytes queued per peer, every byte written counted (a peer over
+``send_buffer_bytes`` is aborted and ``send`` fails; a PONG is written only to a peer that has
+read what was queued before it; a close that does not drain within ``close_drain_ms`` is
+aborted, so a peer that never reads cannot pin its connection's slot, descriptor or key:
+:mod:`referee.net.peer`).
 
 The referee's own stalls (:mod:`referee.net.stalls`: the loop's ``select`` timing, with a tick
 every 0.1 s while the transport is open) are left out of a peer's heartbeat silence: a frozen
@@ -47,15 +50,16 @@ Threading: use a ``RouterTransport`` only from the thread running its event loop
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
+import socket
 from collections.abc import Callable
 
 from referee.net.budget import ConnectionCaps, descriptor_budget
 from referee.net.ipc import PrivateIpc
-from referee.net.listeners import listen, serve_private
+from referee.net.listeners import Listener, listen, serve_private
 from referee.net.peer import READ_BUFFER, PeerProtocol
+from referee.net.ratelimit import ConnectRate
 from referee.net.turns import LoopTurns, turns_of
 from referee.net.types import (
     CurveServerKeys,
@@ -101,7 +105,8 @@ class RouterTransport:
         self.read_buffer = memoryview(bytearray(READ_BUFFER))
         """Where every connection's reads land (see :mod:`.peer`)."""
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._servers: list[asyncio.Server] = []
+        self._servers: list[Listener] = []
+        self._serving: set[asyncio.Task[object]] = set()
         self._endpoint = self._local_endpoint = ""
         self._ipc = private_ipc
         self._started = False
@@ -114,6 +119,7 @@ class RouterTransport:
         self._next_id = secrets.randbits(32)
         self._heartbeat: asyncio.TimerHandle | None = None
         self._caps = ConnectionCaps(config.max_connections, config.max_per_address)
+        self._rate = ConnectRate(config.connect_rate, config.connect_burst)
         self._turns: LoopTurns | None = None
         self.arrived = 0.0
         """When the message being delivered reached the referee, at the earliest (loop time):
@@ -141,12 +147,12 @@ class RouterTransport:
         cfg = self.config
         try:
             if self._ipc is not None and cfg.endpoint == self._ipc.endpoint:  # it alone
-                server = await serve_private(self._loop, self._ipc, self._ipc_peer)
+                server = serve_private(self._loop, self._ipc, self._accept_ipc)
                 self._endpoint = cfg.endpoint
             else:
                 ipc = cfg.endpoint.startswith("ipc://")
-                server, self._endpoint = await listen(
-                    self._loop, cfg.endpoint, self._ipc_peer if ipc else self._tcp_peer
+                server, self._endpoint = listen(
+                    self._loop, cfg.endpoint, self._accept_ipc if ipc else self._accept_tcp
                 )
             self._servers.append(server)
         except TransportError:
@@ -168,27 +174,55 @@ class RouterTransport:
             self._ipc = PrivateIpc.open()
             if self._ipc is None:  # it said why: local bots use TCP
                 return
-        try:
-            self._servers.append(await serve_private(self.loop, self._ipc, self._ipc_peer))
-        except TransportError as exc:
-            logger.warning("%s; local bots use TCP", exc)
-            self._ipc.close()
-            self._ipc = None
-            return
+        self._servers.append(serve_private(self.loop, self._ipc, self._accept_ipc))
         self._local_endpoint = self._ipc.endpoint
 
-    def _ipc_peer(self) -> PeerProtocol:
-        return PeerProtocol(self, NULL, "ipc")
+    def _accept_ipc(self, sock: socket.socket, address: str) -> None:
+        if self._within_rate(sock, address):
+            self._serve(sock, PeerProtocol(self, NULL, address))
 
-    def _tcp_peer(self) -> PeerProtocol:
+    def _accept_tcp(self, sock: socket.socket, address: str) -> None:
         """A TCP connection: CURVE when the transport has keys (``TransportConfig.curve``)."""
+        if not self._within_rate(sock, address):
+            return
         mechanism: Mechanism = NULL
         curve = self.config.curve
         if curve is not None:
             from referee.net.curve import CurveMechanism  # libsodium: only CURVE endpoints
 
             mechanism = CurveMechanism(curve.public, curve.secret, self._authorize)
-        return PeerProtocol(self, mechanism, "")
+        self._serve(sock, PeerProtocol(self, mechanism, address))
+
+    def _within_rate(self, sock: socket.socket, address: str) -> bool:
+        """Close ``sock`` at once, unread, if ``address`` has no new connection left."""
+        if not self._closed and self._rate.take(address, self.loop.time()):
+            return True
+        sock.close()
+        if self._closed:
+            return False
+        stats = self.stats
+        stats.rate_limited += 1
+        if stats.rate_limited & (stats.rate_limited - 1) == 0:  # the 1st, 2nd, 4th...
+            logger.warning(
+                "refused a connection from %s: more than %d new connections at once and "
+                "%g/s after (%d refused so far)",
+                address,
+                self._rate.burst,
+                self._rate.rate,
+                stats.rate_limited,
+            )
+        return False
+
+    def _serve(self, sock: socket.socket, conn: PeerProtocol) -> None:
+        """Make ``sock``'s asyncio transport, with ``conn`` as its protocol."""
+        task = self.loop.create_task(self.loop.connect_accepted_socket(lambda: conn, sock))
+        self._serving.add(task)
+        task.add_done_callback(self._served)
+
+    def _served(self, task: asyncio.Task[object]) -> None:
+        self._serving.discard(task)
+        if not task.cancelled() and task.exception() is not None:  # gone before it was served
+            logger.debug("an accepted connection was lost: %s", task.exception())
 
     @property
     def endpoint(self) -> str:
@@ -225,13 +259,14 @@ class RouterTransport:
             self._turns.unwatch()
         for server in self._servers:
             server.close()
+        for task in self._serving:
+            task.cancel()
         for conn in list(self._conns):
             conn.lost_reason = conn.lost_reason or "the referee closed"
             if conn.transport is not None:
                 conn.transport.abort()
-        for server in self._servers:
-            with contextlib.suppress(Exception):
-                await server.wait_closed()
+        if self._serving:
+            await asyncio.gather(*self._serving, return_exceptions=True)
         self._servers.clear()
         if self._ipc is not None:
             self._ipc.close()
@@ -277,7 +312,8 @@ class RouterTransport:
     def admit(self, peer: bytes) -> None:
         """The match layer accepted ``peer`` (a valid hello): lift its admission deadline."""
         conn = self._peers.get(peer)
-        if conn is not None:
+        if conn is not None and not conn.admitted:
+            self._rate.refund(conn.address)  # a bot: its connection does not count
             conn.admit()
 
     def disconnect(self, peer: bytes, reason: str = "closed by the referee") -> None:

@@ -62,9 +62,12 @@ class TransportConfig:
     must finish its handshake within ``handshake_timeout_ms`` and be admitted by the match
     layer (a valid hello) within ``admit_timeout_ms``; each connection's frames are parsed at
     most ``frames_per_s`` per second (a burst of as many), its reading paused beyond that.
-    Heartbeats: a PING every ``heartbeat_ivl_ms`` to peers that speak ZMTP 3.1, and a
-    connection silent for ``heartbeat_timeout_ms`` is dropped (0 disables both);
-    ``heartbeat_ttl_ms`` is the silence after which the peer should drop us.
+    New connections from one source address (an IP address; on ipc, one process) are held to
+    ``connect_burst`` at once and ``connect_rate`` per second after it, those the match layer
+    admits given back (:mod:`referee.net.ratelimit`); one beyond is refused at accept
+    (``connect_rate`` 0: no limit). Heartbeats: a PING every ``heartbeat_ivl_ms`` to peers that
+    speak ZMTP 3.1, and a connection silent for ``heartbeat_timeout_ms`` is dropped (0 disables
+    both); ``heartbeat_ttl_ms`` is the silence after which the peer should drop us.
     """
 
     endpoint: str = "tcp://127.0.0.1:0"
@@ -81,6 +84,8 @@ class TransportConfig:
     admit_timeout_ms: int = 10000
     frames_per_s: int = 20000
     close_drain_ms: int = 1000
+    connect_rate: float = 4.0
+    connect_burst: int = 32
 
     def __post_init__(self) -> None:
         if not self.endpoint.startswith(("tcp://", "ipc://")):
@@ -94,10 +99,16 @@ class TransportConfig:
             "admit_timeout_ms",
             "frames_per_s",
             "close_drain_ms",
+            "connect_burst",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
-        for name in ("heartbeat_ivl_ms", "heartbeat_timeout_ms", "heartbeat_ttl_ms"):
+        for name in (
+            "heartbeat_ivl_ms",
+            "heartbeat_timeout_ms",
+            "heartbeat_ttl_ms",
+            "connect_rate",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
 
@@ -132,6 +143,9 @@ class TransportStats:
     """Connections closed for a protocol error or a refused key during the handshake."""
     refused: int = 0
     """Connections closed at once because a connection cap was reached."""
+    rate_limited: int = 0
+    """Connections closed at once, unread, because their address had used up its
+    ``connect_burst`` and ``connect_rate`` of new connections (not counted in ``refused``)."""
     timed_out: int = 0
     """Connections closed for silence: no handshake, no admission, or no heartbeat in time."""
     handler_errors: int = 0

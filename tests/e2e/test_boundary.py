@@ -70,3 +70,14 @@ def test_descriptor_exhaustion_leaves_the_daemon_serving(tmp_path: Path) -> None
     _, (first, second) = attack(daemon, endpoint, ["idle", "idle"], seconds=5.0)
     assert first["connections"] + second["connections"] > 256
     finish(daemon, out, 60)
+
+
+def test_a_hello_storm_from_one_address_is_refused_beyond_the_burst(tmp_path: Path) -> None:
+    """Issue #29: handshakes as fast as one client can open them. Beyond the default burst
+    (32) and rate (4/s) of new connections from its address, each is closed at accept; the
+    daemon plays its games on without a fault."""
+    daemon, endpoint, out = start_daemon(tmp_path, games=60)
+    _, (report,) = attack(daemon, endpoint, ["hello"], seconds=4.0)
+    assert report["refused"] > 100, report
+    assert report["answered"] <= 32 + 4 * 6, report
+    finish(daemon, out, 60)

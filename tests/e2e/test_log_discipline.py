@@ -28,9 +28,12 @@ CLIENTS = 8
 
 async def guess(endpoint: str, first: int, count: int) -> None:
     """``count`` hellos with wrong tokens, one connection each (a refused hello ends its
-    connection), as a token-guessing client does."""
+    connection), as a token-guessing client does; each from a loopback address of its own, as
+    from many machines (from one address the referee would close all but the first 32
+    connections and 4 a second at accept: ``TransportConfig.connect_rate``)."""
     for n in range(first, first + count):
-        client = await ZmtpClient.connect(endpoint)
+        source = f"127.1.{n // 250}.{2 + n % 250}"
+        client = await ZmtpClient.connect(endpoint, source=source)
         client.send(encode(Hello(1, "guesser", f"guess-{n:010d}")))
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
             await client.recv()  # the reject; then the referee closes the connection
