@@ -15,7 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
-__all__ = ["hogs"]
+__all__ = ["hogs", "main"]
 
 _SPIN = (
     "import sys, time\nend = time.monotonic() + float(sys.argv[1])\n"
@@ -44,3 +44,25 @@ def hogs(count: int | None = None, *, seconds: float = 600.0) -> Iterator[int]:
             proc.kill()
         for proc in procs:
             proc.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.hogs [--count N] [--seconds S] -- COMMAND...``: run COMMAND under
+    the load (CI's loaded step); returns its exit status."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.hogs", description=main.__doc__)
+    parser.add_argument("--count", type=int, default=None, help="hogs (default: 2 per core)")
+    parser.add_argument("--seconds", type=float, default=1800.0, help="at most this long")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command")
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("a command to run under the load is needed")
+    with hogs(args.count, seconds=args.seconds) as count:
+        print(f"hogs: {count} at nice 0 for at most {args.seconds:.0f} s", flush=True)
+        return subprocess.run(command, check=False).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -214,16 +214,31 @@ def mask_value(mask: int) -> int:
 def parse_cards(text: str) -> tuple[Card, ...]:
     """Parse whitespace- or comma-separated cards; the error names the bad token.
 
-    Besides what :meth:`Card.parse` accepts, a rank ``1`` is an ace (``1♥``, as one of the
-    rule texts writes it; ``10`` stays a ten).
+    This is the rules engine's grammar for people (the Python API, tests, the docs), and it is
+    lenient on purpose: besides what :meth:`Card.parse` accepts (``10h``, ``AS``, ``a♠``), a
+    rank ``1`` is an ace (``1♥``, as one of the rule texts writes it; ``10`` stays a ten).
+    The wire takes only the canonical form (``Ah``, ``Td``: docs/protocol.md, "Cards"); the
+    referee writes only that form. A card named twice is refused: no hand, pile or deck holds
+    one card twice.
 
     >>> parse_cards("3c,3d 3h 1♥")
     (Card.parse('3c'), Card.parse('3d'), Card.parse('3h'), Card.parse('Ah'))
     >>> parse_cards("As Xq")
     Traceback (most recent call last):
     referee.rules.errors.CardParseError: bad card 'Xq': unknown rank 'X'
+    >>> parse_cards("3c 3C 3h")
+    Traceback (most recent call last):
+    referee.rules.errors.CardParseError: bad card '3C': 3c is named twice
     """
-    return tuple(_parse_token(token) for token in text.replace(",", " ").split())
+    cards = tuple(_parse_token(token) for token in text.replace(",", " ").split())
+    if len(set(cards)) != len(cards):
+        seen: set[Card] = set()
+        for token in text.replace(",", " ").split():
+            card = _parse_token(token)
+            if card in seen:
+                raise CardParseError(token, f"{card} is named twice")
+            seen.add(card)
+    return cards
 
 
 def _parse_token(token: str) -> Card:

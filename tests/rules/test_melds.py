@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from referee.rules import ALL_MELDS, CardSet, InvalidMeld, Meld, MeldKind, parse_cards
+from referee.rules import ALL_MELDS, Card, CardSet, InvalidMeld, Meld, MeldKind, parse_cards
 from referee.rules.melds import best_melds, deadwood, knock_discards, meld_kind, melds_in
 
 
@@ -60,7 +60,7 @@ def test_meld_kinds(text: str, kind: MeldKind | None) -> None:
 
 def test_invalid_meld_repeating_card() -> None:
     with pytest.raises(InvalidMeld, match="repeats"):
-        Meld.from_cards(parse_cards("As As 2s"))
+        Meld.from_cards((Card.parse("As"), Card.parse("As"), Card.parse("2s")))
 
 
 @pytest.mark.parametrize(
