@@ -26,11 +26,11 @@ NOT_FOR_A_MATCH = (
     "referee.tournament.report",
     "referee.view",
     "referee.live",
-    "referee.match.check",
-    "referee.match.feed",
-    "referee.match.battery",
-    "referee.match.checklist",
-    "referee.match.probe",
+    "referee.toolkit.check",
+    "referee.toolkit.feed",
+    "referee.toolkit.battery",
+    "referee.toolkit.checklist",
+    "referee.toolkit.probe",
     "referee.cli.tournament",
     "referee.cli.results",
     "referee.cli.sprt",
@@ -166,17 +166,17 @@ def test_the_bot_sdk_imports_neither_curve_helpers_nor_asyncio() -> None:
     assert "zmq" in modules and "protocol.codec" in modules
 
 
-def test_the_front_door_imports_the_bot_authors_tools_on_first_use() -> None:
+def test_the_toolkit_imports_the_bot_authors_tools_on_first_use() -> None:
     modules = modules_after(
-        "import sys, referee.match as m\n"
-        "assert 'referee.match.check' not in sys.modules\n"
-        "from referee.match.check import run_check\n"
+        "import sys, referee.toolkit as m\n"
+        "assert 'referee.toolkit.check' not in sys.modules\n"
+        "from referee.toolkit.check import run_check\n"
         "assert m.run_check is run_check and m.CheckOptions.__name__ == 'CheckOptions'\n"
-        "assert m.feed_record.__module__ == 'referee.match.feed'\n"
+        "assert m.feed_record.__module__ == 'referee.toolkit.feed'\n"
         "try:\n    m.no_such_name\nexcept AttributeError as err:\n    print(err)\n"
         "else:\n    raise SystemExit('no AttributeError')"
     )
-    assert {"referee.match.check", "referee.match.feed"} <= modules
+    assert {"referee.toolkit.check", "referee.toolkit.feed"} <= modules
 
 
 def run_program(code: str, *args: str) -> subprocess.CompletedProcess[str]:

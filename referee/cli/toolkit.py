@@ -43,8 +43,8 @@ def _usage(err: ValueError) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     """``gin-referee check``."""
-    from referee.match import CheckOptions
-    from referee.match import run_check as run_battery  # the battery: only for this command
+    from referee.toolkit import CheckOptions
+    from referee.toolkit import run_check as run_battery  # the battery: only for this command
 
     try:
         spec = _spec(args, args.bot)
@@ -67,7 +67,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_feed(args: argparse.Namespace, record: Path) -> int:
     """``gin-referee replay RECORD --feed CMD --seat N``."""
-    from referee.match import feed_record
+    from referee.toolkit import feed_record
 
     if args.seat is None:
         return _usage(ValueError("--feed needs --seat 0 or --seat 1"))

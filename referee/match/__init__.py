@@ -9,10 +9,10 @@ own :class:`Hub`, with the configuration (:class:`MatchConfig`, :class:`TimeCont
 :class:`FaultPolicy`, :class:`Deal`), result (:class:`MatchResult`, :class:`SeatSummary`) and
 record (:class:`MatchRecorder`, :func:`replay_record`) types; an :data:`Observer` given to the
 recorder is told the record's lines and every decision as they happen (the live spectator
-page's feed); and the bot author's tools: :func:`run_check` (the conformance battery) and
-:func:`feed_record` (a record's messages played back to a bot). The tools, the hub, the game
-loop and the record are imported when first used, so that a match starts its bots before it
-pays for them. Modules inside import each other directly, never through this file.
+page's feed). The hub, the game loop and the record are imported when first used, so that a
+match starts its bots before it pays for them. The bot author's tools (``check``, ``replay
+--feed``) are :mod:`referee.toolkit`, which works with this package's seats and hub directly.
+Modules inside import each other directly, never through this file.
 """
 
 from __future__ import annotations
@@ -35,8 +35,6 @@ from referee.match.faults import FaultPolicy
 from referee.match.result import MatchResult, SeatSummary
 
 if TYPE_CHECKING:
-    from referee.match.check import CheckOptions, CheckReport, run_check
-    from referee.match.feed import FeedReport, feed_record
     from referee.match.hub import Hub
     from referee.match.play import play_match
     from referee.match.record import (
@@ -69,11 +67,6 @@ _LAZY = {
     "read_record_lines": "record",
     "replay_record": "record",
     "SeatLink": "seat",
-    "CheckOptions": "check",
-    "CheckReport": "check",
-    "run_check": "check",
-    "FeedReport": "feed",
-    "feed_record": "feed",
 }
 """Imported on first use: the runner (it needs asyncio), the hub, the game loop and the record,
 which a match imports once its bots are started (:func:`start_early`: their start overlaps
@@ -96,14 +89,11 @@ __all__ = [
     "BOT_EXIT_GRACE",
     "CHECK_TIME",
     "BotSpec",
-    "CheckOptions",
-    "CheckReport",
     "DEFAULT_MAX_HANDS",
     "Deal",
     "EarlyStart",
     "FAREWELL_FLUSH",
     "FaultPolicy",
-    "FeedReport",
     "Hub",
     "MatchConfig",
     "MatchRecorder",
@@ -117,7 +107,6 @@ __all__ = [
     "can_start_early",
     "curve_env",
     "curve_transport",
-    "feed_record",
     "local_bot_keys",
     "parse_key",
     "play_match",
@@ -125,7 +114,6 @@ __all__ = [
     "read_record_lines",
     "release_seats",
     "replay_record",
-    "run_check",
     "run_match",
     "sandbox_level",
     "start_bot",

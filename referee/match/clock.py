@@ -10,13 +10,10 @@ deadline, silence and limit leaves out (:mod:`referee.net.stalls`).
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
-
-from referee.net.turns import turns_of
 
 __all__ = [
     "CHECK_TIME",
@@ -83,10 +80,16 @@ NO_STALLS: Stalls = _NoStalls()
 def stalls_of(timer: Timer) -> Stalls:
     """The stalls ``timer`` knows of: a running loop's (found by its ``select`` timing), a
     virtual timer's ``stalls`` attribute (tests), else none."""
+    found: Stalls | None = getattr(timer, "stalls", None)
+    if found is not None:
+        return found
+    import asyncio  # only once a match runs: its bots start before asyncio is imported
+
     if isinstance(timer, asyncio.AbstractEventLoop):
+        from referee.net.turns import turns_of
+
         return turns_of(timer).stalls
-    found: Stalls = getattr(timer, "stalls", NO_STALLS)
-    return found
+    return NO_STALLS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.match.check import CHECK_TIME, CheckOptions, CheckReport, run_check
 from referee.net.process import BotCommand
+from referee.toolkit.check import CHECK_TIME, CheckOptions, CheckReport, run_check
 from tests.e2e.helpers import BOTS, GREEDY, PY, RANDOM, bad, c_bot, cpp_bot, node_bot
 
 pytestmark = [pytest.mark.timeout(90)]

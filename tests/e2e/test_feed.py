@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.match.feed import feed_record
 from referee.match.record import RecordError, read_record_lines
 from referee.net.process import BotCommand
 from referee.rules import STANDARD, apply, deal, legal_actions, parse_action, parse_cards
+from referee.toolkit.feed import feed_record
 from tests.e2e.helpers import BOTS, GREEDY, PY, RANDOM, bad, play
 
 pytestmark = [pytest.mark.timeout(120)]

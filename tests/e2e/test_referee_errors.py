@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from referee.cli import main
-from referee.match import feed
 from referee.match.clock import Clock
 from referee.rules import RulesError, record_hand
+from referee.toolkit import feed
 from referee.tournament.store import SqliteStore
 from tests.e2e.helpers import GREEDY, bad, play
 from tests.tournament.test_tournament_e2e import write_config
@@ -121,7 +121,7 @@ def test_check_exits_70_on_a_referee_bug(
     def evaluate(observed: Any) -> Any:
         raise bug
 
-    monkeypatch.setattr("referee.match.check.evaluate", evaluate)
+    monkeypatch.setattr("referee.toolkit.check.evaluate", evaluate)
     assert main(["check", GREEDY]) == 70
     assert "internal error (a referee bug): Injected('injected checklist bug')" in (
         capsys.readouterr().err

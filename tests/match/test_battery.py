@@ -10,16 +10,16 @@ import pytest
 
 from protocol.codec import decode
 from protocol.schema import Request
-from referee.match.battery import (
+from referee.match.request import request_bytes
+from referee.match.wire import to_action
+from referee.rules import DECK, Action, HandState, apply, deadwood, deal, legal_actions
+from referee.toolkit.battery import (
     BATTERY_GAMES,
     CHECK_RULES,
     battery_deck,
     puppet_move,
     scripted_deck,
 )
-from referee.match.request import request_bytes
-from referee.match.wire import to_action
-from referee.rules import DECK, Action, HandState, apply, deadwood, deal, legal_actions
 
 BOT = 0
 

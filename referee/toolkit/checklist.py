@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.match.battery import BATTERY_GAMES
 from referee.match.faults import FaultKind
-from referee.match.probe import Decision, ProbeLink
 from referee.match.result import MatchResult
 from referee.rules import deadwood, parse_cards
+from referee.toolkit.battery import BATTERY_GAMES
+from referee.toolkit.probe import Decision, ProbeLink
 
 __all__ = ["CheckItem", "CheckReport", "Observed", "evaluate"]
 
@@ -38,7 +38,7 @@ class CheckItem:
 
 @dataclass(slots=True)
 class Observed:
-    """Everything :func:`~referee.match.check.run_check` saw."""
+    """Everything :func:`~referee.toolkit.check.run_check` saw."""
 
     move_ms: int
     exit_grace: float

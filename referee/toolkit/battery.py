@@ -1,6 +1,6 @@
 """The scripted battery ``gin-referee check`` plays: fixed decks and a scripted opponent.
 
-The bot under test sits in seat 0 against a :class:`~referee.match.probe.PuppetLink` in seat 1.
+The bot under test sits in seat 0 against a :class:`~referee.toolkit.probe.PuppetLink` in seat 1.
 The rules are the standard ones with a game target of 1 point, so a game ends at the first hand
 anyone scores and each game is one planned situation (the first dealer alternates by game:
 seat ``game % 2``). Hand 0 of each game is dealt from a fixed deck; later hands (after a void
@@ -32,8 +32,8 @@ from dataclasses import replace
 
 from protocol.schema import Request, WireAction
 from referee.match.deals import Deal
-from referee.match.probe import PuppetLink
 from referee.rules import DECK, STANDARD, Card, RuleSet, parse_cards
+from referee.toolkit.probe import PuppetLink
 
 __all__ = [
     "BATTERY_GAMES",

@@ -2,10 +2,10 @@
 
 :func:`run_check` starts the bot the way a match does (sandbox, ``GIN_REFEREE_ENDPOINT``,
 ``GIN_REFEREE_TOKEN``, ``GIN_BOT_SEED``), seats it in seat 0 of a real match
-(:func:`~referee.match.runner.play_watched`) on a :class:`~referee.match.probe.ProbeLink`
-against the scripted opponent and decks of :mod:`referee.match.battery`; if its hello asked
+(:func:`~referee.match.runner.play_watched`) on a :class:`~referee.toolkit.probe.ProbeLink`
+against the scripted opponent and decks of :mod:`referee.toolkit.battery`; if its hello asked
 for ``multi_match``, it plays a second match on the same connection, then says ``bye``. It then
-watches the bot exit, and :mod:`referee.match.checklist` turns what was seen into a checklist.
+watches the bot exit, and :mod:`referee.toolkit.checklist` turns what was seen into a checklist.
 """
 
 from __future__ import annotations
@@ -15,27 +15,17 @@ import contextlib
 from dataclasses import dataclass, field
 
 from protocol.schema import LINK_PATIENCE_MS
-from referee.match.battery import (
-    BATTERY_GAMES,
-    CHECK_RULES,
-    ERROR_GAME,
-    battery_deck,
-    puppet_delay,
-    puppet_move,
-)
 from referee.match.bots import (
     curve_env,
     curve_transport,
     local_bot_keys,
     start_bot,
 )
-from referee.match.checklist import CheckReport, Observed, evaluate
 from referee.match.clock import CHECK_TIME, TimeControl
 from referee.match.config import MatchConfig
 from referee.match.deals import Deal
 from referee.match.faults import FaultPolicy
 from referee.match.hub import Hub
-from referee.match.probe import ProbeLink, PuppetLink
 from referee.match.result import RefereeError
 from referee.match.runner import (
     play_watched,
@@ -43,6 +33,16 @@ from referee.match.runner import (
 from referee.net.keys import KeyPair, KeyRing
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
+from referee.toolkit.battery import (
+    BATTERY_GAMES,
+    CHECK_RULES,
+    ERROR_GAME,
+    battery_deck,
+    puppet_delay,
+    puppet_move,
+)
+from referee.toolkit.checklist import CheckReport, Observed, evaluate
+from referee.toolkit.probe import ProbeLink, PuppetLink
 
 __all__ = ["CHECK_TIME", "CheckOptions", "CheckReport", "run_check"]
 

@@ -3,7 +3,7 @@
 The record (docs/records.md) holds the header (rules, clocks, policy, deal commitment, the
 bots' seeds), every hand's deck and every decision in order with its time. :func:`feed_record`
 plays the match again through the real match machinery (:func:`~referee.match.runner.play_watched`)
-with those decks: the recorded opponent is a :class:`~referee.match.probe.PuppetLink` that
+with those decks: the recorded opponent is a :class:`~referee.toolkit.probe.PuppetLink` that
 plays its recorded moves, and seat N is the bot under test on a :class:`FeedLink`. Seat N
 therefore receives the messages it received in the match, byte for byte (the clocks in
 ``request`` are recomputed from the recorded times, so they may differ in the last
@@ -40,7 +40,6 @@ from referee.match.config import MatchConfig
 from referee.match.deals import Deal, parse_key
 from referee.match.faults import FaultKind, FaultPolicy
 from referee.match.hub import Hub
-from referee.match.probe import ProbeLink, PuppetLink
 from referee.match.record import RecordError, read_record_lines, replay_record
 from referee.match.result import MatchResult, RefereeError
 from referee.match.runner import (
@@ -54,6 +53,7 @@ from referee.net.keys import KeyPair, KeyRing
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 from referee.rules import Card, RulesError, RuleSet, parse_action, parse_cards
+from referee.toolkit.probe import ProbeLink, PuppetLink
 
 __all__ = ["FedDecision", "FeedLink", "FeedReport", "feed_record"]
 
@@ -173,7 +173,7 @@ class _Script:
         return str(text), float(ms) / 1000
 
     def puppet_move(self, puppet: PuppetLink, request: Request) -> WireAction | None:
-        """The recorded opponent's move (a :data:`~referee.match.probe.PuppetPolicy`)."""
+        """The recorded opponent's move (a :data:`~referee.toolkit.probe.PuppetPolicy`)."""
         step = self.next(puppet.seat, puppet.game, puppet.hand)
         if step is None:
             self.exhausted(puppet)
