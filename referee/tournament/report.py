@@ -167,20 +167,25 @@ def _csv(x: float | None) -> str:
 
 def estimate_text(e: EloEstimate, paired: bool = True) -> str:
     """One head-to-head estimate as text: the Elo with its 95% interval and LOS, or what is
-    known when there is no estimate (``paired``: the units are duplicate pairs)."""
+    known when there is no estimate (``paired``: the units are duplicate pairs); a sample of
+    fewer than SMALL_SAMPLE games (5 pairs) says it is too few to say much."""
     unit = "pair" if paired else "game"
     if e.status == "empty":
         return "no complete duplicate pair yet" if unit == "pair" else "no games"
+    notes = []
     if e.status == "no finite estimate":
         won = e.upper == math.inf
         side = f"> {_elo(e.lower)}" if won else f"< {_elo(e.upper)}"
-        what = "won" if won else "lost"
-        return f"Elo {side} (95% bound; {what} every {unit}: no finite estimate)"
-    assert e.los is not None
-    text = f"Elo {_elo(e.elo)} [{_elo(e.lower)}, {_elo(e.upper)}], LOS {100 * e.los:.1f}%"
-    if e.status == "no spread":
-        text += f" (every {unit} scored the same: widest variance assumed)"
-    return text
+        text = f"Elo {side}"
+        notes.append(f"95% bound; {'won' if won else 'lost'} every {unit}: no finite estimate")
+    else:
+        assert e.los is not None
+        text = f"Elo {_elo(e.elo)} [{_elo(e.lower)}, {_elo(e.upper)}], LOS {100 * e.los:.1f}%"
+        if e.status == "no spread":
+            notes.append(f"every {unit} scored the same")
+    if e.too_few:
+        notes.append(f"{e.units} {unit}{'s' * (e.units > 1)}: too few to say much")
+    return text + "".join(f" ({note})" for note in notes)
 
 
 def render(standings: Standings, fmt: str = "table") -> str:
@@ -202,7 +207,7 @@ def render(standings: Standings, fmt: str = "table") -> str:
                     {"first": p.first, "second": p.second, "games": p.games,
                      "score": round(p.score, 4),
                      **{**asdict(p.elo), "lower": _finite(p.elo.lower),
-                        "upper": _finite(p.elo.upper)}}
+                        "upper": _finite(p.elo.upper), "too_few": p.elo.too_few}}
                     for p in standings.pairings
                 ],
                 "matrix": standings.matrix,
