@@ -19,7 +19,7 @@ from referee.tournament.runner import GameOutcome, TournamentRun
 from referee.tournament.stats import Pentanomial, SprtResult, estimate_pairs, sprt_pairs
 from referee.tournament.store import SqliteStore, StoreError
 
-__all__ = ["run_sprt"]
+__all__ = ["run_sprt", "verdict_text"]
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
 
@@ -75,6 +75,36 @@ class _SprtTracker:
                 self.stop.set()
 
 
+def verdict_text(result: SprtResult | None, interrupted: bool) -> str:
+    """The verdict line: what was decided, in the test's own Elo terms, and where the LLR stands
+    against the bounds."""
+    if result is None:
+        result_llr, lower, upper = 0.0, None, None
+    else:
+        result_llr, lower, upper = result.llr, result.lower_bound, result.upper_bound
+    verdict = "undecided" if result is None or result.verdict == "continue" else result.verdict
+    if result is not None and verdict != "undecided":
+        e0, e1 = f"{result.elo0:+g}", f"{result.elo1:+g}"
+        meaning = (
+            f"H1 accepted: the data favour Elo {e1} over {e0}"
+            if verdict == "accept"
+            else f"H0 accepted: the data favour Elo {e0} over {e1}"
+        )
+    elif interrupted:
+        meaning = "interrupted before a decision; run the same command again to resume"
+    else:
+        meaning = "no decision within the game limit"
+    if lower is None or upper is None:
+        where = ""
+    elif result_llr >= upper:
+        where = f", at or past the upper bound {upper:.2f}"
+    elif result_llr <= lower:
+        where = f", at or past the lower bound {lower:.2f}"
+    else:
+        where = f", between the bounds {lower:.2f} and {upper:.2f}"
+    return f"verdict: {verdict} ({meaning}); LLR {result_llr:.2f}{where}"
+
+
 async def run_sprt(args: argparse.Namespace) -> int:
     """``gin-referee sprt --candidate CMD --baseline CMD``."""
     try:
@@ -115,25 +145,12 @@ async def run_sprt(args: argparse.Namespace) -> int:
     result = tracker.result
     pairs = tracker.pairs
     decided = result is not None and result.verdict != "continue"
-    verdict = result.verdict if result is not None and decided else "undecided"
-    meaning = {
-        "accept": "H1 accepted: the candidate is stronger",
-        "reject": "H0 accepted: no proof the candidate is stronger",
-    }.get(verdict)
-    if meaning is None:
-        meaning = (
-            "interrupted before a decision; run the same command again to resume"
-            if interrupted
-            else "no decision within the game limit"
-        )
-    llr = 0.0 if result is None else result.llr
-    bounds = "" if result is None else f" in ({result.lower_bound:.2f}, {result.upper_bound:.2f})"
     units = "" if args.elo_model == "logistic" else f" ({args.elo_model} Elo)"
     print(
         f"SPRT elo0={args.elo0:g} elo1={args.elo1:g}{units} alpha={args.alpha:g} "
         f"beta={args.beta:g} (exact GSPRT, pentanomial)"
     )
-    print(f"verdict: {verdict} ({meaning}); LLR {llr:.2f}{bounds}")
+    print(verdict_text(result, interrupted))
     print(f"games: {2 * pairs.pairs} in {pairs.pairs} duplicate pairs; pentanomial {pairs.counts}")
     score = "n/a" if pairs.pairs == 0 else f"{pairs.mean:.3f}"
     print(f"score: {score}, {estimate_text(estimate_pairs(pairs))}")

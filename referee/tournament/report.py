@@ -19,6 +19,7 @@ from typing import Any
 from referee.tournament.stats import (
     EloEstimate,
     Pentanomial,
+    RatingFit,
     Trinomial,
     estimate_games,
     estimate_pairs,
@@ -31,6 +32,7 @@ __all__ = [
     "PairingStat",
     "Standings",
     "compute_standings",
+    "elo_text",
     "estimate_text",
     "render",
 ]
@@ -50,16 +52,25 @@ class BotStanding:
     rating: float | None = None
     rating_low: float | None = None
     rating_high: float | None = None
+    rank: int | None = None
+    """Place in the standings; None for a bot that has not played (it is listed last)."""
+    tied: bool = False
+    """Another bot has the same score and points per game, hence the same rank."""
 
     @property
-    def score(self) -> float:
-        """Mean game score."""
-        return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.0
+    def score(self) -> float | None:
+        """Mean game score; None before the first game."""
+        return (self.wins + 0.5 * self.draws) / self.games if self.games else None
 
     @property
-    def points_per_game(self) -> float:
-        """Mean of the bot's final game totals."""
-        return self.points / self.games if self.games else 0.0
+    def points_per_game(self) -> float | None:
+        """Mean of the bot's final game totals; None before the first game."""
+        return self.points / self.games if self.games else None
+
+    @property
+    def rank_text(self) -> str:
+        """The rank as printed: ``3``, ``3=`` when tied, ``-`` before the first game."""
+        return "-" if self.rank is None else f"{self.rank}{'=' * self.tied}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +80,8 @@ class PairingStat:
     first: str
     second: str
     games: int
-    score: float
+    score: float | None
+    """``first``'s mean game score; None before the first game."""
     elo: EloEstimate
     paired: bool = True
 
@@ -84,6 +96,8 @@ class Standings:
     done: int = 0
     total: int = 0
     rating_note: str = ""
+    rating_hint: str = ""
+    """What would give the ratings a finite estimate, when they have none."""
     prior_draws: float = 0.0
 
 
@@ -107,9 +121,12 @@ def compute_standings(rows: list[GameRow], *, prior_draws: float = 0.0) -> Stand
         lambda: defaultdict(list)
     )
     done = 0
+    scheduled: dict[tuple[str, str], bool] = {}
     for row in rows:
         for name in (row.spec.seat0, row.spec.seat1):
             table.setdefault(name, BotStanding(name))
+        first, second = row.spec.pairing.split("-vs-", 1)
+        scheduled[(first, second)] = row.spec.pair_index is not None
         if row.status != "done" or row.result is None:
             continue
         done += 1
@@ -131,23 +148,55 @@ def compute_standings(rows: list[GameRow], *, prior_draws: float = 0.0) -> Stand
         if row.spec.pair_index is not None:
             pair_units[(first, second)][row.spec.pair_index].append(s_first)
     pairings = []
-    for (first, second), scores in sorted(pair_games.items()):
-        units = pair_units.get((first, second))
-        if units:
+    for (first, second), paired in sorted(scheduled.items()):
+        scores = pair_games.get((first, second), [])
+        units = pair_units.get((first, second), {})
+        if paired:
             complete = [sum(v) for v in units.values() if len(v) == 2]
             estimate = estimate_pairs(Pentanomial.from_pair_scores(complete))
         else:
             estimate = estimate_games(Trinomial.from_scores(scores))
-        mean = sum(scores) / len(scores)
-        pairings.append(PairingStat(first, second, len(scores), mean, estimate, bool(units)))
+        mean = sum(scores) / len(scores) if scores else None
+        pairings.append(PairingStat(first, second, len(scores), mean, estimate, paired))
     bots = list(table.values())
     results = {pair: (sum(scores), len(scores)) for pair, scores in pair_games.items()}
     fit = fit_ratings([b.name for b in bots], results, prior_draws=prior_draws)
     for bot, rating in zip(bots, fit.ratings, strict=True):
         bot.rating, bot.rating_low, bot.rating_high = rating.elo, rating.lower, rating.upper
-    bots.sort(key=lambda b: (-b.score, -b.points_per_game, b.name))
+    _rank(bots)
     matrix_out = {k: dict(v) for k, v in matrix.items()}
-    return Standings(bots, pairings, matrix_out, done, len(rows), fit.note, prior_draws)
+    return Standings(bots, pairings, matrix_out, done, len(rows), fit.note,
+                     _rating_hint(fit), prior_draws)  # fmt: skip
+
+
+def _rank(bots: list[BotStanding]) -> None:
+    """Sort by score, then points per game (then name, which decides nothing: tied bots share
+    the rank of the first of them); bots without a game go last, unranked."""
+
+    def key(b: BotStanding) -> tuple[float, float]:
+        return (-(b.score or 0.0), -(b.points_per_game or 0.0))
+
+    bots.sort(key=lambda b: (b.games == 0, key(b), b.name))
+    played = [b for b in bots if b.games]
+    for bot in played:
+        same = [other for other in played if key(other) == key(bot)]
+        bot.rank = 1 + played.index(same[0])
+        bot.tied = len(same) > 1
+
+
+def _rating_hint(fit: RatingFit) -> str:
+    """What would make the ratings finite: games between groups that never met (a prior on
+    the pairings played cannot link them), or ``--prior-draws`` for a perfect record."""
+    if fit.status != "no finite estimate":
+        return ""
+    if fit.unlinked:
+        groups = " and ".join("{" + ", ".join(g) + "}" for g in fit.unlinked)
+        return f"games between {groups} would put them on one scale; --prior-draws cannot"
+    return "--prior-draws N regularises them"
+
+
+def _round(x: float | None, digits: int) -> float | None:
+    return None if x is None else round(x, digits)
 
 
 def _finite(x: float | None) -> float | None:
@@ -155,32 +204,52 @@ def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
-def _elo(x: float | None) -> str:
+def elo_text(x: float | None, decimals: int = 0) -> str:
+    """An Elo value as text: signed, ``0`` (never ``-0``), ``n/a``, or ``+inf``/``-inf``."""
     if x is None:
         return "n/a"
-    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+    if not math.isfinite(x):
+        return "+inf" if x > 0 else "-inf"
+    text = f"{x:+.{decimals}f}"
+    return text[1:] if float(text) == 0.0 else text
 
 
-def _csv(x: float | None) -> str:
-    return "" if x is None else f"{x:.1f}"
+_elo = elo_text
+
+
+def _decimals(lower: float, upper: float) -> int:
+    """Enough decimals for an interval narrower than a few Elo to show its width."""
+    width = upper - lower
+    return 0 if not width < 10.0 else 1 if width >= 1.0 else 2
+
+
+def _csv(x: float | None, decimals: int = 1) -> str:
+    return "" if x is None else f"{x:.{decimals}f}"
 
 
 def estimate_text(e: EloEstimate, paired: bool = True) -> str:
     """One head-to-head estimate as text: the Elo with its 95% interval and LOS, or what is
-    known when there is no estimate (``paired``: the units are duplicate pairs)."""
+    known when there is no estimate (``paired``: the units are duplicate pairs); a sample of
+    fewer than SMALL_SAMPLE games (5 pairs) says it is too few to say much."""
     unit = "pair" if paired else "game"
     if e.status == "empty":
         return "no complete duplicate pair yet" if unit == "pair" else "no games"
+    notes = []
     if e.status == "no finite estimate":
         won = e.upper == math.inf
         side = f"> {_elo(e.lower)}" if won else f"< {_elo(e.upper)}"
-        what = "won" if won else "lost"
-        return f"Elo {side} (95% bound; {what} every {unit}: no finite estimate)"
-    assert e.los is not None
-    text = f"Elo {_elo(e.elo)} [{_elo(e.lower)}, {_elo(e.upper)}], LOS {100 * e.los:.1f}%"
-    if e.status == "no spread":
-        text += f" (every {unit} scored the same: widest variance assumed)"
-    return text
+        text = f"Elo {side}"
+        notes.append(f"95% bound; {'won' if won else 'lost'} every {unit}: no finite estimate")
+    else:
+        assert e.los is not None
+        d = _decimals(e.lower, e.upper)
+        text = (f"Elo {_elo(e.elo, d)} [{_elo(e.lower, d)}, {_elo(e.upper, d)}], "
+                f"LOS {100 * e.los:.1f}%")  # fmt: skip
+        if e.status == "no spread":
+            notes.append(f"every {unit} scored the same")
+    if e.too_few:
+        notes.append(f"{e.units} {unit}{'s' * (e.units > 1)}: too few to say much")
+    return text + "".join(f" ({note})" for note in notes)
 
 
 def render(standings: Standings, fmt: str = "table") -> str:
@@ -192,17 +261,18 @@ def render(standings: Standings, fmt: str = "table") -> str:
                 "games_done": standings.done,
                 "games_total": standings.total,
                 "rating_note": standings.rating_note,
+                "rating_hint": standings.rating_hint,
                 "prior_draws": standings.prior_draws,
                 "bots": [
-                    {**asdict(b), "score": round(b.score, 4),
-                     "points_per_game": round(b.points_per_game, 2)}
+                    {**asdict(b), "score": _round(b.score, 4),
+                     "points_per_game": _round(b.points_per_game, 2)}
                     for b in standings.bots
                 ],
                 "pairings": [
                     {"first": p.first, "second": p.second, "games": p.games,
-                     "score": round(p.score, 4),
+                     "score": _round(p.score, 4),
                      **{**asdict(p.elo), "lower": _finite(p.elo.lower),
-                        "upper": _finite(p.elo.upper)}}
+                        "upper": _finite(p.elo.upper), "too_few": p.elo.too_few}}
                     for p in standings.pairings
                 ],
                 "matrix": standings.matrix,
@@ -215,10 +285,10 @@ def render(standings: Standings, fmt: str = "table") -> str:
         header = ["rank", "bot", "games", "wins", "draws", "losses", "score"]
         header += ["points_per_game", "rating", "rating_low", "rating_high", "faults"]
         writer.writerow(header)
-        for rank, b in enumerate(standings.bots, start=1):
-            writer.writerow([rank, b.name, b.games, b.wins, b.draws, b.losses, f"{b.score:.4f}",
-                             f"{b.points_per_game:.2f}", _csv(b.rating), _csv(b.rating_low),
-                             _csv(b.rating_high), b.faults])  # fmt: skip
+        for b in standings.bots:
+            writer.writerow([b.rank_text, b.name, b.games, b.wins, b.draws, b.losses,
+                             _csv(b.score, 4), _csv(b.points_per_game, 2), _csv(b.rating),
+                             _csv(b.rating_low), _csv(b.rating_high), b.faults])  # fmt: skip
         return buffer.getvalue()
     width = max([len(b.name) for b in standings.bots] + [3])
     lines = [
@@ -226,23 +296,33 @@ def render(standings: Standings, fmt: str = "table") -> str:
         f"{'#':>2}  {'bot':<{width}}  games   W-D-L        score  pts/game  "
         "rating (95%)       faults",
     ]
-    for rank, b in enumerate(standings.bots, start=1):
+    for b in standings.bots:
         wdl = f"{b.wins}-{b.draws}-{b.losses}"
         interval = "" if b.rating is None else f"[{_elo(b.rating_low)}, {_elo(b.rating_high)}]"
+        score = "-" if b.score is None else f"{b.score:.3f}"
+        ppg = "-" if b.points_per_game is None else f"{b.points_per_game:.1f}"
         lines.append(
-            f"{rank:>2}  {b.name:<{width}}  {b.games:>5}  {wdl:<11}  {b.score:>5.3f}  "
-            f"{b.points_per_game:>8.1f}  {_elo(b.rating):>6} {interval:<12}  {b.faults:>5}"
+            f"{b.rank_text:>2}  {b.name:<{width}}  {b.games:>5}  {wdl:<11}  {score:>5}  "
+            f"{ppg:>8}  {_elo(b.rating):>6} {interval:<12}  {b.faults:>5}"
         )
-    if standings.rating_note:
-        lines.append(f"ratings: {standings.rating_note} (--prior-draws N regularises them)")
+    if any(b.tied for b in standings.bots):
+        lines.append("= tied on score and points per game (listed by name)")
+    if any(b.rank is None for b in standings.bots):
+        lines.append("- no game played yet")
+    if standings.rating_note == "no games":
+        lines.append("ratings: no games yet")
+    elif standings.rating_note:
+        hint = f" ({standings.rating_hint})" if standings.rating_hint else ""
+        lines.append(f"ratings: {standings.rating_note}{hint}")
     elif standings.prior_draws:
         lines.append(f"ratings regularised by {standings.prior_draws:g} virtual draws per pairing")
     if standings.pairings:
         lines.append("")
         lines.append("head to head (first's score, Elo difference with 95% interval, LOS):")
         for p in standings.pairings:
+            score = "" if p.score is None else f"score {p.score:.3f}, "
             lines.append(
-                f"  {p.first} vs {p.second}: {p.games} games, score {p.score:.3f}, "
+                f"  {p.first} vs {p.second}: {p.games} games, {score}"
                 + estimate_text(p.elo, p.paired)
             )
     return "\n".join(lines)

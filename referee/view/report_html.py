@@ -52,10 +52,12 @@ def _e(value: object) -> str:
 def _standings(run: RunData) -> str:
     head = ("#", "bot", "games", "W-D-L", "score", "pts/game", "rating", "95% interval", "faults")
     rows = []
-    for rank, b in enumerate(run.standings.bots, start=1):
+    for b in run.standings.bots:
         interval = f"[{elo_text(b.rating_low)}, {elo_text(b.rating_high)}]"
-        cells = (rank, b.name, b.games, f"{b.wins}-{b.draws}-{b.losses}", f"{b.score:.3f}",
-                 f"{b.points_per_game:.1f}", elo_text(b.rating),
+        score = "-" if b.score is None else f"{b.score:.3f}"
+        ppg = "-" if b.points_per_game is None else f"{b.points_per_game:.1f}"
+        cells = (b.rank_text, b.name, b.games, f"{b.wins}-{b.draws}-{b.losses}", score, ppg,
+                 elo_text(b.rating),
                  "" if b.rating is None else interval, b.faults)  # fmt: skip
         tds = "".join(f'<td class="{"name" if i == 1 else "num"}">{_e(c)}</td>'
                       for i, c in enumerate(cells))  # fmt: skip
@@ -95,7 +97,8 @@ def _matrix(run: RunData) -> str:
         rows.append(f'<tr><th class="name">{_e(a)}</th>{"".join(cells)}</tr>')
     pairs = "".join(
         f"<tr><td class='name'>{_e(p.first)}</td><td class='name'>{_e(p.second)}</td>"
-        f"<td class='num'>{p.games}</td><td class='num'>{p.score:.3f}</td>"
+        f"<td class='num'>{p.games}</td>"
+        f"<td class='num'>{'-' if p.score is None else format(p.score, '.3f')}</td>"
         f"<td class='estimate'>{_e(estimate_text(p.elo, p.paired))}</td></tr>"
         for p in run.standings.pairings
     )

@@ -43,10 +43,13 @@ end runs to the edge of the plot and ends in an arrow."""
 
 
 def elo_text(value: float | None) -> str:
-    """An Elo value as text: signed, or n/a, or +inf/-inf."""
+    """An Elo value as text: signed (0 unsigned, never -0), or n/a, or +inf/-inf."""
     if value is None:
         return "n/a"
-    return f"{value:+.0f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
+    if not math.isfinite(value):
+        return "+inf" if value > 0 else "-inf"
+    text = f"{value:+.0f}"
+    return "0" if text in ("+0", "-0") else text
 
 
 def rating_plot(rows: Sequence[Rating]) -> str:

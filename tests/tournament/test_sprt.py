@@ -24,8 +24,8 @@ from referee.tournament.stats import (
     simulate_sprt,
     sprt_pairs,
 )
-from referee.tournament.stats.elo import GAME_VALUES, PAIR_VALUES, moments
-from referee.tournament.stats.sprt import llr, mle_with_mean, mle_with_t
+from referee.tournament.stats.elo import GAME_VALUES, PAIR_VALUES, mle_with_mean, moments
+from referee.tournament.stats.sprt import llr, mle_with_t
 from tests.tournament.search import argmax
 
 

@@ -106,13 +106,18 @@
     mark = { hand: last, step: last >= 0 ? data.hands[last].steps.length - 1 : 0 };
   }
 
-  function elo(x) { return x === null || x === undefined ? "n/a" : (x > 0 ? "+" : "") + x.toFixed(0); }
+  function elo(x) {
+    if (x === null || x === undefined) return "n/a";
+    const r = Math.round(x);
+    return r === 0 ? "0" : (r > 0 ? "+" : "") + r;
+  }
 
   function renderStandings(s) {
     const head = h("tr", {}, ...["#", "bot", "games", "W-D-L", "score", "rating", "95% interval", "faults"].map((t) => h("th", {}, t)));
     const rows = s.bots.map((b, i) => h("tr", {},
-      h("td", { class: "num" }, String(i + 1)), h("th", { class: "bot" }, b.name), h("td", { class: "num" }, String(b.games)),
-      h("td", { class: "num" }, `${b.wins}-${b.draws}-${b.losses}`), h("td", { class: "num" }, b.score.toFixed(3)),
+      h("td", { class: "num" }, b.rank === undefined ? String(i + 1) : b.rank === null ? "-" : `${b.rank}${b.tied ? "=" : ""}`),
+      h("th", { class: "bot" }, b.name), h("td", { class: "num" }, String(b.games)),
+      h("td", { class: "num" }, `${b.wins}-${b.draws}-${b.losses}`), h("td", { class: "num" }, b.score === null ? "-" : b.score.toFixed(3)),
       h("td", { class: "num" }, elo(b.rating)), h("td", { class: "num" }, b.rating === null ? "" : `${elo(b.rating_low)} .. ${elo(b.rating_high)}`),
       h("td", { class: "num" }, String(b.faults))));
     el("standings").replaceChildren(

@@ -10,7 +10,9 @@ tests and fishtest's prediction of their length). Pure: no I/O, no clock. See
 from referee.tournament.defaults import ELO_MODELS, EloModel
 from referee.tournament.stats.elo import (
     MAX_ELO,
+    REGULARIZATION,
     SCORE_EPSILON,
+    SMALL_SAMPLE,
     TAIL,
     Z95,
     EloEstimate,
@@ -34,7 +36,6 @@ from referee.tournament.stats.simulate import (
 from referee.tournament.stats.sprt import (
     MIN_SPRT_UNITS,
     NELO_PER_T,
-    REGULARIZATION,
     SprtResult,
     Verdict,
     llr_logistic,
@@ -49,6 +50,7 @@ __all__ = [
     "NELO_PER_T",
     "REGULARIZATION",
     "SCORE_EPSILON",
+    "SMALL_SAMPLE",
     "TAIL",
     "Z95",
     "EloEstimate",

@@ -31,6 +31,12 @@ Z95 = 1.959963984540054
 TAIL = 0.025
 """Probability left in each tail of the 95% intervals (also of a one-sided bound)."""
 
+SMALL_SAMPLE = 10
+"""Fewer games than this (5 duplicate pairs) are too few to say much: the interval's coverage
+is checked from there up (``bench/bench_intervals.py``), and reports say so below."""
+REGULARIZATION = 1e-3
+"""Weight given to empty outcome classes (as fishtest's ``regularize``)."""
+
 EstimateStatus = Literal["ok", "no spread", "no finite estimate", "empty"]
 PAIR_VALUES = (0.0, 0.25, 0.5, 0.75, 1.0)  # per-game average score of each pentanomial class
 GAME_VALUES = (1.0, 0.5, 0.0)  # score of a win, a draw, a loss (Trinomial order)
@@ -207,16 +213,61 @@ def normal_cdf(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
+def regularized(counts: Sequence[int]) -> tuple[float, list[float]]:
+    """Total weight and class frequencies, a zero count weighing REGULARIZATION."""
+    weights = [float(c) if c else REGULARIZATION for c in counts]
+    n = sum(weights)
+    return n, [w / n for w in weights]
+
+
+def secular_root(shifts: Sequence[float], probs: Sequence[float], start: float = 0.0) -> float:
+    """The root x of sum p_i a_i / (1 + x a_i) = 0 (a_i = shifts, straddling 0).
+
+    The left side falls strictly from +inf to -inf on (-1 / max a, -1 / min a): Newton's
+    method from ``start`` (0 unless a nearby root is known), kept inside a shrinking bracket
+    (bisection when a step leaves it).
+    """
+    lo, hi = -1.0 / max(shifts), -1.0 / min(shifts)
+    x = start if lo < start < hi else 0.0
+    for _ in range(200):
+        f = df = 0.0
+        for a, p in zip(shifts, probs, strict=True):
+            d = a / (1.0 + x * a)
+            f += p * d
+            df -= p * d * d
+        if f > 0.0:
+            lo = x
+        else:
+            hi = x
+        step = f / df
+        if abs(step) <= 1e-12 * (1.0 + abs(x)):
+            return x - step
+        x -= step
+        if not lo < x < hi:
+            x = 0.5 * (lo + hi)
+    return x  # pragma: no cover - the bracket halves at least every other step
+
+
+def mle_with_mean(probs: Sequence[float], values: Sequence[float], s: float) -> list[float]:
+    """The distribution on ``values`` closest (in likelihood) to ``probs`` with mean ``s``:
+    q_i = p_i / (1 + x (v_i - s)), x the root of the secular equation. ``s`` must lie
+    strictly between min(values) and max(values)."""
+    shifts = [v - s for v in values]
+    x = secular_root(shifts, probs)
+    return [p / (1.0 + x * a) for p, a in zip(probs, shifts, strict=True)]
+
+
 @dataclass(frozen=True)
 class EloEstimate:
     """Elo difference of A over B with a 95% interval and the likelihood of superiority.
 
     ``status`` says what the numbers are:
 
-    - ``"ok"``: ``elo`` is the estimate, [``lower``, ``upper``] the 95% interval (an end is
-      infinite when the score interval reaches 0 or 1), ``los`` the LOS;
-    - ``"no spread"``: every unit scored the same (not 0 and not 1), so the sample has no
-      variance; the interval uses the largest variance a score with that mean can have;
+    - ``"ok"``: ``elo`` is the estimate, [``lower``, ``upper``] the 95% score interval
+      (:func:`score_interval`; both ends finite), ``los`` the LOS;
+    - ``"no spread"``: as "ok", but every unit scored the same (not 0 and not 1), so the
+      sample shows no spread of its own (the interval still has width: see
+      :func:`score_interval`);
     - ``"no finite estimate"``: A won (or lost) every unit; ``elo`` and ``los`` are None and
       the interval is one-sided: ``lower`` > -inf with ``upper`` = +inf (or the mirror);
     - ``"empty"``: nothing to estimate from; ``elo``, ``score`` and ``los`` are None.
@@ -231,14 +282,63 @@ class EloEstimate:
     pairs: int
     status: EstimateStatus = "ok"
 
+    @property
+    def units(self) -> int:
+        """The statistical units: pairs, or games when they were not paired."""
+        return self.pairs or self.games
+
+    @property
+    def too_few(self) -> bool:
+        """Some, but fewer than :data:`SMALL_SAMPLE` games: too few to say much."""
+        return 0 < self.games < SMALL_SAMPLE
+
+
+def closest_variance(probs: Sequence[float], values: Sequence[float], mean: float) -> float:
+    """Variance of a unit under the distribution closest to ``probs`` whose mean is ``mean``
+    (:func:`mle_with_mean`): the spread the sample implies if the true score were ``mean``."""
+    q = mle_with_mean(probs, values, mean)
+    return sum(p * (v - mean) ** 2 for p, v in zip(q, values, strict=True))
+
+
+def score_interval(counts: Sequence[int], values: Sequence[float]) -> tuple[float, float, float]:
+    """The 95% score interval on the mean score and the LOS, for a sample with 0 < mean < 1.
+
+    The interval holds every score s whose z-statistic (mean - s) / sqrt(V(s) / N) is within
+    +-Z95, V(s) the variance under the distribution closest to the (regularised) counts with
+    mean s: Wilson's interval for a binomial, generalised to the five (or three) classes. A
+    true score near 0 or 1 forces a small variance, so the interval reaches out on the side
+    away from the edge, where Wald's interval undercovers. LOS = Phi((mean - 1/2) /
+    sqrt(V(1/2) / N)), the same test at 1/2: LOS > 97.5% exactly when the interval is above 0.
+    """
+    n = sum(counts)
+    mean = sum(c * v for c, v in zip(counts, values, strict=True)) / n
+    probs = regularized(counts)[1]
+    limit = Z95 * Z95 / n
+
+    def inside(s: float) -> bool:
+        return (mean - s) ** 2 <= limit * closest_variance(probs, values, s)
+
+    def edge(outside: float) -> float:  # inside at ``mean``, outside at the limit 0 or 1
+        lo, hi = mean, outside
+        while abs(hi - lo) > 1e-13:
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            lo, hi = (mid, hi) if inside(mid) else (lo, mid)
+        return lo
+
+    sd = math.sqrt(closest_variance(probs, values, 0.5) / n)
+    los = 0.5 if mean == 0.5 else normal_cdf((mean - 0.5) / sd)
+    return edge(0.0), edge(1.0), los
+
 
 def _estimate(
     counts: Sequence[int], values: Sequence[float], games: int, pairs: int
 ) -> EloEstimate:
-    units, mean, var = moments(counts, values)
-    n = round(units)
+    n = sum(counts)
     if n == 0:
         return EloEstimate(None, -math.inf, math.inf, None, None, 0, 0, "empty")
+    mean = moments(counts, values)[1]
     if mean in (0.0, 1.0):
         # Every unit won (lost): the likelihood grows without bound, no finite estimate. A unit
         # scoring the maximum has probability <= its mean score s (Markov), so all n doing so
@@ -246,22 +346,20 @@ def _estimate(
         bound = elo_bound(TAIL ** (1.0 / n))
         lower, upper = (bound, math.inf) if mean == 1.0 else (-math.inf, -bound)
         return EloEstimate(None, lower, upper, None, mean, games, pairs, "no finite estimate")
-    status: EstimateStatus = "ok"
-    if var == 0.0:
-        status, var = "no spread", mean * (1.0 - mean)  # the largest variance at this mean
-    se = math.sqrt(var / n)
-    los = normal_cdf((mean - 0.5) / se)
-    lower, upper = elo_bound(mean - Z95 * se), elo_bound(mean + Z95 * se)
-    return EloEstimate(elo_bound(mean), lower, upper, los, mean, games, pairs, status)
+    status: EstimateStatus = "no spread" if max(counts) == n else "ok"
+    low, high, los = score_interval(counts, values)
+    return EloEstimate(
+        elo_bound(mean), elo_bound(low), elo_bound(high), los, mean, games, pairs, status
+    )
 
 
 def estimate_pairs(p: Pentanomial) -> EloEstimate:
     """Elo, 95% interval and LOS from duplicate pairs (the pair is the unit).
 
-    With m the mean per-game score, v the variance of a pair's per-game average and N pairs:
-    elo = elo_bound(m), interval elo_bound(m -+ Z95 sqrt(v / N)), LOS = Phi((m - 0.5) /
-    sqrt(v / N)). No pairs, all pairs alike and all pairs won or lost are reported through
-    :attr:`EloEstimate.status` (see there and ``docs/statistics.md``).
+    With m the mean per-game score and N pairs: elo = elo_bound(m), the interval and the LOS
+    from :func:`score_interval`. No pairs, all pairs alike and all pairs won or lost are
+    reported through :attr:`EloEstimate.status` (see there and ``docs/statistics.md``);
+    :attr:`EloEstimate.too_few` marks fewer than 5 pairs (:data:`SMALL_SAMPLE` games).
     """
     return _estimate(p.counts, PAIR_VALUES, p.games, p.pairs)
 

@@ -53,6 +53,9 @@ class RatingFit:
     note: str
     iterations: int
     prior_draws: float
+    unlinked: tuple[tuple[str, ...], ...] = ()
+    """The groups of bots that never played each other, when there are several (no prior on
+    the pairings played links them; only games between them do); else empty."""
 
 
 def _inverse(matrix: list[list[float]]) -> list[list[float]]:
@@ -213,7 +216,11 @@ def fit_ratings(
     if len(groups) > 1:
         note = _separation_note([names[i] for i in played], groups, sub_w)
         none = tuple(Rating(name, counts[i], None, None, None) for i, name in enumerate(names))
-        return RatingFit(none, "no finite estimate", note, 0, prior_draws)
+        met = [{b for b, games in enumerate(row) if games > 0} for row in sub_n]  # symmetric
+        linked = _components(len(played), met)
+        unlinked = tuple(tuple(names[played[i]] for i in g) for g in linked)
+        return RatingFit(none, "no finite estimate", note, 0, prior_draws,
+                         unlinked if len(linked) > 1 else ())  # fmt: skip
     theta, covariance, iterations = _newton(sub_w, sub_n, tolerance, max_iterations)
     ratings = [Rating(name, 0, None, None, None) for name in names]
     for row, i in enumerate(played):

@@ -1,4 +1,5 @@
-"""Simulated sequential tests, and fishtest's Brownian-motion prediction of their length.
+"""Simulated sequential tests, fishtest's Brownian-motion prediction of their length, and the
+exact coverage of the head-to-head interval.
 
 Randomness only through an injected ``random.Random``. See ``docs/statistics.md``
 ("Validation by simulation").
@@ -10,10 +11,19 @@ import bisect
 import itertools
 import math
 import random
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from referee.tournament.defaults import EloModel
-from referee.tournament.stats.elo import PAIR_VALUES, logistic
+from referee.tournament.stats.elo import (
+    PAIR_VALUES,
+    EloEstimate,
+    Pentanomial,
+    Trinomial,
+    estimate_games,
+    estimate_pairs,
+    logistic,
+)
 from referee.tournament.stats.sprt import (
     MIN_SPRT_UNITS,
     NELO_PER_T,
@@ -38,21 +48,78 @@ class SprtSimulation:
     max_pairs: int
 
 
-def pentanomial_probabilities(elo: float, draw_rate: float = 0.05) -> tuple[float, ...]:
-    """Pair-class probabilities when a pair's two games are independent trinomial draws.
+def game_probabilities(elo: float, draw_rate: float = 0.05) -> tuple[float, float, float]:
+    """(win, draw, loss) of one game drawn with probability ``draw_rate`` whose expected score
+    is ``logistic(elo)`` (Trinomial order). Raises ValueError if impossible."""
+    return _game(logistic(elo), draw_rate, elo)
 
-    Each game is drawn with probability ``draw_rate`` and the win probability is chosen so
-    that the expected per-game score is ``logistic(elo)``. Raises ValueError if impossible.
-    """
-    s = logistic(elo)
+
+def _game(s: float, draw_rate: float, elo: float) -> tuple[float, float, float]:
     win, loss = s - draw_rate / 2.0, 1.0 - s - draw_rate / 2.0
     if not 0.0 <= draw_rate < 1.0 or win < 0.0 or loss < 0.0:
         raise ValueError(f"draw_rate={draw_rate!r} is impossible at elo={elo!r}")
-    game = (loss, draw_rate, win)
+    return win, draw_rate, loss
+
+
+def pentanomial_probabilities(
+    elo: float, draw_rate: float = 0.05, luck: float = 0.0
+) -> tuple[float, ...]:
+    """Pair-class probabilities when a pair's two games are independent trinomial draws.
+
+    Each game is drawn with probability ``draw_rate`` and the win probability is chosen so
+    that the expected per-game score is ``logistic(elo)``. With ``luck`` > 0, that fraction of
+    pairs is decided by the deals (one win each, pair score 1) and the others are two such
+    games with the skill needed to keep the mean at ``logistic(elo)``: duplicate deals. Raises
+    ValueError if impossible.
+    """
+    if not 0.0 <= luck < 1.0:
+        raise ValueError(f"luck must be in [0, 1), got {luck!r}")
+    s = (logistic(elo) - luck / 2.0) / (1.0 - luck)
+    if luck and not draw_rate / 2.0 <= s <= 1.0 - draw_rate / 2.0:
+        raise ValueError(f"luck={luck!r} with draw_rate={draw_rate!r} is impossible at {elo=!r}")
+    win, draw, loss = _game(s, draw_rate, elo)
+    game = (loss, draw, win)
     probs = [0.0] * 5
     for i, j in itertools.product(range(3), repeat=2):
-        probs[i + j] += game[i] * game[j]
+        probs[i + j] += (1.0 - luck) * game[i] * game[j]
+    probs[2] += luck
     return tuple(probs)
+
+
+def compositions(n: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """Every tuple of ``parts`` counts >= 0 adding up to ``n``: every possible sample."""
+    if parts == 1:
+        yield (n,)
+        return
+    for first in range(n + 1):
+        for rest in compositions(n - first, parts - 1):
+            yield (first, *rest)
+
+
+def estimate_counts(counts: Sequence[int]) -> EloEstimate:
+    """:func:`estimate_pairs` of five counts (pentanomial), :func:`estimate_games` of three."""
+    if len(counts) == 5:
+        return estimate_pairs(Pentanomial((counts[0], counts[1], counts[2], counts[3], counts[4])))
+    return estimate_games(Trinomial(counts[0], counts[1], counts[2]))
+
+
+def interval_coverage(probs: Sequence[float], units: int, true_elo: float) -> float:
+    """The exact probability that the 95% interval of ``units`` pairs (five ``probs``, the
+    pentanomial classes) or games (three: win, draw, loss) contains ``true_elo``: the sum of
+    the multinomial probabilities of every possible sample whose interval does. A sample
+    with no finite estimate counts with its one-sided bound."""
+    log_fact = [math.lgamma(k + 1) for k in range(units + 1)]
+    covered = 0.0
+    for counts in compositions(units, len(probs)):
+        if any(c and not p for c, p in zip(counts, probs, strict=True)):
+            continue
+        e = estimate_counts(counts)
+        if e.lower <= true_elo <= e.upper:
+            log_p = log_fact[units] + sum(
+                c * math.log(p) - log_fact[c] for c, p in zip(counts, probs, strict=True) if c
+            )
+            covered += math.exp(log_p)
+    return covered
 
 
 def simulate_sprt(

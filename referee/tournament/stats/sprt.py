@@ -26,10 +26,10 @@ from referee.tournament.stats.elo import (
     PAIR_VALUES,
     Pentanomial,
     logistic,
+    regularized,
+    secular_root,
 )
 
-REGULARIZATION = 1e-3
-"""Weight given to empty outcome classes (as fishtest's ``regularize``)."""
 MIN_SPRT_UNITS = 0
 """Default number of pairs (or games) before the SPRT may stop (see ``docs/statistics.md``)."""
 NELO_PER_T = 800.0 / math.log(10.0)
@@ -56,50 +56,6 @@ def sprt_bounds(
     return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
 
 
-def _regularized(counts: Sequence[int]) -> tuple[float, list[float]]:
-    """Total weight and class frequencies, a zero count weighing REGULARIZATION."""
-    weights = [float(c) if c else REGULARIZATION for c in counts]
-    n = sum(weights)
-    return n, [w / n for w in weights]
-
-
-def _secular(shifts: Sequence[float], probs: Sequence[float], start: float = 0.0) -> float:
-    """The root x of sum p_i a_i / (1 + x a_i) = 0 (a_i = shifts, straddling 0).
-
-    The left side falls strictly from +inf to -inf on (-1 / max a, -1 / min a): Newton's
-    method from ``start`` (0 unless a nearby root is known), kept inside a shrinking bracket
-    (bisection when a step leaves it).
-    """
-    lo, hi = -1.0 / max(shifts), -1.0 / min(shifts)
-    x = start if lo < start < hi else 0.0
-    for _ in range(200):
-        f = df = 0.0
-        for a, p in zip(shifts, probs, strict=True):
-            d = a / (1.0 + x * a)
-            f += p * d
-            df -= p * d * d
-        if f > 0.0:
-            lo = x
-        else:
-            hi = x
-        step = f / df
-        if abs(step) <= 1e-12 * (1.0 + abs(x)):
-            return x - step
-        x -= step
-        if not lo < x < hi:
-            x = 0.5 * (lo + hi)
-    return x  # pragma: no cover - the bracket halves at least every other step
-
-
-def mle_with_mean(probs: Sequence[float], values: Sequence[float], s: float) -> list[float]:
-    """The distribution on ``values`` closest (in likelihood) to ``probs`` with mean ``s``:
-    q_i = p_i / (1 + x (v_i - s)), x the root of the secular equation. ``s`` must lie
-    strictly between min(values) and max(values)."""
-    shifts = [v - s for v in values]
-    x = _secular(shifts, probs)
-    return [p / (1.0 + x * a) for p, a in zip(probs, shifts, strict=True)]
-
-
 def mle_with_t(
     probs: Sequence[float], values: Sequence[float], ref: float, t: float
 ) -> list[float]:
@@ -110,7 +66,7 @@ def mle_with_t(
         mu = sum(p * v for p, v in zip(q, values, strict=True))
         sigma = math.sqrt(sum(p * (v - mu) ** 2 for p, v in zip(q, values, strict=True)))
         shifts = [v - ref - t * sigma * (1.0 + ((mu - v) / sigma) ** 2) / 2.0 for v in values]
-        x = _secular(shifts, probs)
+        x = secular_root(shifts, probs)
         new = [p / (1.0 + x * a) for p, a in zip(probs, shifts, strict=True)]
         if max(abs(a - b) for a, b in zip(new, q, strict=True)) < 1e-12:
             return new
@@ -141,9 +97,9 @@ def llr_logistic_from(
     of a nearby sample, as returned here): a sequential test's counts change by one unit."""
     if not any(counts):
         return 0.0, (0.0, 0.0)
-    n, probs = _regularized(counts)
+    n, probs = regularized(counts)
     shifts0, shifts1 = [v - s0 for v in values], [v - s1 for v in values]
-    x0, x1 = _secular(shifts0, probs, roots[0]), _secular(shifts1, probs, roots[1])
+    x0, x1 = secular_root(shifts0, probs, roots[0]), secular_root(shifts1, probs, roots[1])
     total = 0.0
     for p, a0, a1 in zip(probs, shifts0, shifts1, strict=True):
         total += p * math.log((1.0 + x0 * a0) / (1.0 + x1 * a1))
@@ -155,7 +111,7 @@ def llr_normalized(counts: Sequence[int], values: Sequence[float], t0: float, t1
     ``LLR_normalized``), t-values of the unit's score around 1/2. No counts: 0."""
     if not any(counts):
         return 0.0
-    n, probs = _regularized(counts)
+    n, probs = regularized(counts)
     q0, q1 = (mle_with_t(probs, values, 0.5, t) for t in (t0, t1))
     return _llr_between(n, probs, q0, q1)
 
