@@ -257,7 +257,7 @@ def render(standings: Standings, fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps(
             {
-                "schema_version": 2,
+                "schema_version": 3,
                 "games_done": standings.done,
                 "games_total": standings.total,
                 "rating_note": standings.rating_note,

@@ -50,7 +50,9 @@ def test_a_bot_without_games_is_unranked_and_shows_no_score() -> None:
     idle = next(line for line in table.splitlines() if " idle " in line)
     assert idle.split()[0] == "-" and "0.000" not in idle
     assert [b.name for b in standings.bots][-1] == "idle"
-    (bot,) = [b for b in json.loads(render(standings, "json"))["bots"] if b["name"] == "idle"]
+    data = json.loads(render(standings, "json"))
+    assert data["schema_version"] == 3  # 3: a null score, shared ranks
+    (bot,) = [b for b in data["bots"] if b["name"] == "idle"]
     assert bot["score"] is None and bot["rank"] is None
     csv_row = next(r for r in render(standings, "csv").splitlines() if ",idle," in r)
     assert csv_row.startswith("-,idle,0,0,0,0,,")
@@ -97,3 +99,4 @@ def test_the_ratings_note_names_what_helps() -> None:
     assert "(--prior-draws N regularises them)" in dominated
     nothing = render(compute_standings(rows([("a", "b", 1, ["", ""])])))
     assert "ratings: no games yet" in nothing and "--prior-draws" not in nothing
+
