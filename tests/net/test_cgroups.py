@@ -184,14 +184,12 @@ async def victim_steps(
 async def test_cpu_weight_is_per_seat_not_per_process(seats: Seats) -> None:
     if "cpuacct" not in host_layout().parents and SUPPORT.version == 1:
         pytest.skip("no cpuacct hierarchy: cpu_usage_ns is 0 on v1 without it")
-    shared = seats.create(nice=5)
-    alone, _ = await victim_steps(seats, shared, shared, steps=4)
     victim, burner = seats.create(nice=5), seats.create(nice=5)
     apart, share = await victim_steps(seats, victim, burner, steps=4)
-    # One seat of seven busy processes: the victim has ~1/7 of the CPU time; two seats of equal
-    # weight: ~1/2 (1/3 if the burner's share falls on the victim's core alone).
-    assert share > 0.3, (alone, apart, share)
-    assert apart < 0.75 * alone, (alone, apart, share)
+    # One seat of seven busy processes would give the victim ~1/7 of the CPU time; two seats of
+    # equal weight: ~1/2 (1/3 if the burner's share falls on the victim's core alone). A share,
+    # not a time: the machine's other load slows both seats alike (speed lives in bench/).
+    assert share > 0.3, (apart, share)
 
 
 @pytest.mark.asyncio
