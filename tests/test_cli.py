@@ -251,3 +251,14 @@ def test_a_bad_bot_uid_range_is_a_usage_error_naming_it(
 ) -> None:
     assert main(["match", GREEDY, GREEDY, "--games", "1", "--bot-uids", "5-9"]) == 2
     assert "bot uids: 5 is a system uid" in capsys.readouterr().err
+
+
+def test_what_a_match_writes_is_its_users_alone(tmp_path: Path) -> None:
+    out = tmp_path / "runs" / "m1"
+    assert main(["match", GREEDY, RANDOM, "--games", "1", "--out", str(out)]) == 0
+    assert main(["view", str(out / "match.jsonl")]) == 0
+    written = [tmp_path / "runs", out, *out.iterdir()]
+    assert {p.name for p in written} >= {"match.jsonl", "match.html", "referee.log.jsonl"}
+    assert {p.stat().st_mode & 0o777 for p in written} <= {0o700, 0o600}, [
+        (p.name, oct(p.stat().st_mode)) for p in written
+    ]

@@ -99,4 +99,3 @@ def test_the_ratings_note_names_what_helps() -> None:
     assert "(--prior-draws N regularises them)" in dominated
     nothing = render(compute_standings(rows([("a", "b", 1, ["", ""])])))
     assert "ratings: no games yet" in nothing and "--prior-draws" not in nothing
-

@@ -90,6 +90,18 @@ def test_round_robin_of_the_sample_bots(tmp_path: Path, capsys: pytest.CaptureFi
         store.close()
     assert sorted(p.name for p in named) == sorted(p.name for p in games_dir.iterdir())
     assert main(["replay", str(named[0]), "--quiet"]) == 0
+    assert main(["report", str(tmp_path / "out")]) == 0
+    assert_private(tmp_path / "out")
+
+
+def assert_private(top: Path) -> None:
+    """Everything the referee wrote under ``top`` is its user's alone: no bot of another run
+    reads a record, a log, the store or a page (docs/security.md, "Private outputs")."""
+    paths = [top, *top.rglob("*")]
+    assert len(paths) > 10
+    for path in paths:
+        mode = path.stat().st_mode & 0o777
+        assert mode in (0o700, 0o600), f"{path} is mode {mode:o}"
 
 
 def test_the_hand_cap_per_game_is_configurable(tmp_path: Path) -> None:
