@@ -78,6 +78,9 @@ def test_a_hello_storm_from_one_address_is_refused_beyond_the_burst(tmp_path: Pa
     daemon plays its games on without a fault."""
     daemon, endpoint, out = start_daemon(tmp_path, games=60)
     _, (report,) = attack(daemon, endpoint, ["hello"], seconds=4.0)
-    assert report["refused"] > 100, report
-    assert report["answered"] <= 32 + 4 * 6, report
+    bound = 32 + 4 * 6  # the burst, and the rate over the attack and its start-up
+    assert report["answered"] <= bound, report
+    # every connection past the bucket is refused (thousands where the attacker gets a core;
+    # on a loaded machine the niced attacker may open few more than the burst)
+    assert report["refused"] >= report["connections"] - bound > 0, report
     finish(daemon, out, 60)
