@@ -14,7 +14,9 @@ the card delay):
   first), sent at most every ``flush_seconds``: each spectator's stream wakes ten times a
   second at most, however fast the bots play;
 - ``standings``: the tournament's standings (``gin-referee results --format json``);
-- ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept).
+- ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept);
+- ``over``: the tournament has ended (``complete``: every game was played) and the stream ends;
+  the page stops reconnecting.
 
 **What is withheld** (docs/security.md): a hand's cards are released ``delay`` seconds after the
 hand ends, and not before its deal is unsealed: a tournament seals every deal that a game still
@@ -169,6 +171,8 @@ class LiveHub:
         self.spectators: set[Spectator] = set()
         self.sealed: set[str] = set()
         self.standings = b""
+        self.over = b""
+        """The ``over`` event, once the tournament has ended."""
         self.dropped = 0
         """Spectators dropped for falling behind (since start)."""
         self.peak = 0
@@ -198,6 +202,7 @@ class LiveHub:
             for hand, data in match.hands.items():
                 parts.append(data)
                 parts.extend(match.steps.get(hand, ()))
+        parts.append(self.over)
         return spectator, b"".join(parts)
 
     def unsubscribe(self, spectator: Spectator) -> None:
@@ -251,6 +256,22 @@ class LiveHub:
             if match.deal_id == deal_id:
                 for key in [k for k, item in match.withheld.items() if item["due"]]:
                     self._release(match, key)
+
+    def withholding(self) -> bool:
+        """Whether a hand's cards (or a game's fault details) are still to be released, other
+        than those of a sealed deal (which stay withheld)."""
+        return any(m.withheld and m.deal_id not in self.sealed for m in self.matches.values())
+
+    async def released(self) -> None:
+        """Wait until everything withheld that is not sealed has been released and published
+        (at most the card delay, once the games are over)."""
+        while self.withholding() or self._inflight:
+            await asyncio.sleep(0.05)
+            await self.settled()
+
+    def finish(self, *, complete: bool) -> None:
+        """The tournament has ended: tell the spectators (see ``over`` in the module)."""
+        self.over = self._publish("over", {"complete": complete})
 
     def close(self) -> None:
         """Stop: cancel the release timers and end every stream."""

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from referee.live import LiveConfig, LiveHub
+from referee.live import LiveConfig, LiveHub, Spectating
 from referee.live.hub import Spectator as Queue
 from referee.match import read_record_lines
 from referee.rules import Card, HandState, RuleSet, apply, deal, parse_action
@@ -136,3 +136,30 @@ async def test_a_broken_feed_stops_its_game_not_the_match(
     ids = {e.data["id"] for e in await drain(hub, queue) if e.kind in ("hand", "steps")}
     assert ids == {"healthy"}
     assert [r.getMessage() for r in no_error_logs.records] == ["live feed of broken stopped"]
+
+
+@pytest.mark.asyncio
+async def test_at_the_end_the_last_hands_are_shown_before_the_event_is_over(
+    tmp_path: Path,
+) -> None:
+    result = await play(GREEDY, RANDOM, tmp_path, games=1)
+    assert result.record_path is not None
+    record = Path(result.record_path)
+    live = Spectating("127.0.0.1", 0, LiveConfig(delay=0.5), tmp_path / "none.sqlite", [])
+    await live.__aenter__()
+    queue, first = live.hub.subscribe()
+    assert b"event: standings" in first  # there from the start, before any game
+    observe = live.observe("m1")
+    for event in events_of(record):
+        observe(event)
+    await live.finish()  # the tournament is over (leaving the context calls it): cards due
+    reader = Spectator("")  # within the card delay are shown first
+    data = await queue.take(0.0)
+    await live.__aexit__(None, None, None)
+    assert data is not None
+    reader._parse(data, 0.0)
+    kinds = [e.kind for e in reader.events]
+    assert kinds[-1] == "over" and reader.events[-1].data == {"complete": True}
+    hands = [e.data["hand"] for e in reader.events if e.kind == "hand"]
+    last = {h["id"]: h for h in hands}
+    assert last and not any(h.get("masked") for h in last.values())

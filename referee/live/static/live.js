@@ -4,7 +4,8 @@
  * Events: `config` (the card delay), `match` (a game's header data and results), `hand` (one
  * hand in the replay data's form, masked while its cards are withheld: its steps give each
  * seat's hand size only), `steps` (the newest steps of a masked hand, from index `from`),
- * `standings`, `drop` (a game leaves the page). On (re)connection the server
+ * `standings`, `drop` (a game leaves the page), `over` (the tournament ended: the page stops
+ * reconnecting and says so above the final standings). On (re)connection the server
  * sends the whole current state first, so the page starts from nothing each time.
  * Text from bots and the record only ever goes through textContent (GinCards.h).
  */
@@ -13,7 +14,7 @@
 (function (global) {
   const h = global.GinCards.h;
   const games = new Map();
-  let viewer = null, shown = null, pending = false, delay = null, mark = null;
+  let viewer = null, shown = null, pending = false, delay = null, mark = null, standings = null, ended = null;
   const el = (id) => document.getElementById(id);
 
   function game(id) {
@@ -44,7 +45,15 @@
       hand.steps.push(...msg.steps.map(expand));
     },
     drop(msg) { games.delete(msg.id); },
-    standings(msg) { renderStandings(msg); },
+    standings(msg) { standings = msg; renderStandings(); },
+    over(msg) {
+      ended = msg;
+      global.liveSource.close();
+      const status = el("live-status");
+      status.textContent = msg.complete ? "the event is over: final standings" : "the referee stopped before the last game";
+      status.className = "live-status done";
+      renderStandings();
+    },
   };
 
   /* A masked step gives each hand's size only: that many face-down cards. */
@@ -108,21 +117,23 @@
 
   function elo(x) { return x === null || x === undefined ? "n/a" : (x > 0 ? "+" : "") + x.toFixed(0); }
 
-  function renderStandings(s) {
+  function renderStandings() {
+    const s = standings;
+    if (!s) return;
     const head = h("tr", {}, ...["#", "bot", "games", "W-D-L", "score", "rating", "95% interval", "faults"].map((t) => h("th", {}, t)));
     const rows = s.bots.map((b, i) => h("tr", {},
       h("td", { class: "num" }, String(i + 1)), h("th", { class: "bot" }, b.name), h("td", { class: "num" }, String(b.games)),
-      h("td", { class: "num" }, `${b.wins}-${b.draws}-${b.losses}`), h("td", { class: "num" }, b.score.toFixed(3)),
+      h("td", { class: "num" }, `${b.wins}-${b.draws}-${b.losses}`), h("td", { class: "num" }, b.score === null ? "\u2013" : b.score.toFixed(3)),
       h("td", { class: "num" }, elo(b.rating)), h("td", { class: "num" }, b.rating === null ? "" : `${elo(b.rating_low)} .. ${elo(b.rating_high)}`),
       h("td", { class: "num" }, String(b.faults))));
     el("standings").replaceChildren(
-      h("h2", {}, `Standings \u00b7 ${s.games_done} of ${s.games_total} games played`),
+      h("h2", {}, `${ended && ended.complete ? "Final standings" : "Standings"} \u00b7 ${s.games_done} of ${s.games_total} games played`),
       h("table", { class: "live-table" }, head, ...rows));
   }
 
   function connect() {
     const source = new EventSource("events");
-    source.onopen = () => { games.clear(); el("live-status").textContent = "live"; el("live-status").className = "live-status on"; };
+    source.onopen = () => { games.clear(); ended = null; el("live-status").textContent = "live"; el("live-status").className = "live-status on"; };
     source.onerror = () => { el("live-status").textContent = "reconnecting\u2026"; el("live-status").className = "live-status off"; };
     for (const [kind, handle] of Object.entries(handlers)) {
       source.addEventListener(kind, (event) => { handle(JSON.parse(event.data)); later(); });
