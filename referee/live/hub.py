@@ -98,7 +98,9 @@ class Spectator:
         self._limit = limit
         self._wake = asyncio.Event()
         self.dropped = False
-        """Set when it fell too far behind (or the hub closed): its stream must end."""
+        """Set when it fell too far behind: its stream must end."""
+        self.ending = False
+        """Set when the hub closed: the stream ends after what is queued."""
 
     def push(self, data: bytes) -> bool:
         """Queue ``data``; False (and dropped) if that would exceed the limit."""
@@ -119,9 +121,16 @@ class Spectator:
         self._size = 0
         self._wake.set()
 
+    def end(self) -> None:
+        """End the stream once what is queued has been taken (the hub closes)."""
+        self.ending = True
+        self._wake.set()
+
     async def take(self, idle: float) -> bytes | None:
         """Everything queued, as one chunk (empty after ``idle`` seconds with nothing new);
-        None once dropped."""
+        None once dropped, or once ended and empty."""
+        if self.ending and not self._chunks:
+            return None
         if not self._chunks and not self.dropped:
             self._wake.clear()
             try:
@@ -129,7 +138,7 @@ class Spectator:
                     await self._wake.wait()
             except TimeoutError:
                 return b""
-        if self.dropped:
+        if self.dropped or (self.ending and not self._chunks):
             return None
         data = b"".join(self._chunks)
         self._chunks.clear()
@@ -283,7 +292,7 @@ class LiveHub:
             timer.cancel()
         self._timers.clear()
         for spectator in self.spectators:
-            spectator.drop()
+            spectator.end()
         self.spectators.clear()
         self._worker.shutdown(wait=False, cancel_futures=True)
 

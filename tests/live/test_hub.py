@@ -163,3 +163,14 @@ async def test_at_the_end_the_last_hands_are_shown_before_the_event_is_over(
     hands = [e.data["hand"] for e in reader.events if e.kind == "hand"]
     last = {h["id"]: h for h in hands}
     assert last and not any(h.get("masked") for h in last.values())
+
+
+@pytest.mark.asyncio
+async def test_closing_the_hub_still_sends_what_is_queued() -> None:
+    hub = LiveHub(LiveConfig(delay=0.0))
+    queue, _ = hub.subscribe()
+    hub.finish(complete=True)
+    hub.close()  # the referee exits: the stream ends after the `over` event, not before
+    data = await queue.take(0.0)
+    assert data is not None and b"event: over" in data
+    assert await queue.take(0.0) is None
