@@ -3,7 +3,8 @@
  *
  * Events: `config` (the card delay), `match` (a game's header data and results), `hand` (one
  * hand in the replay data's form, masked while its cards are withheld: its steps give each
- * seat's hand size only), `steps` (the newest steps of a masked hand, from index `from`),
+ * seat's hand size only), `steps` (the newest steps of a masked hand, from index `from`), `end`
+ * (a masked hand is over: its public result; `match` carries only the keys that changed),
  * `standings`, `drop` (a game leaves the page), `over` (the tournament ended: the page stops
  * reconnecting and says so above the final standings). On (re)connection the server
  * sends the whole current state first, so the page starts from nothing each time.
@@ -43,6 +44,13 @@
       if (!hand) return;
       hand.steps.length = Math.min(hand.steps.length, msg.from);
       hand.steps.push(...msg.steps.map(expand));
+    },
+    end(msg) {
+      const hand = game(msg.id).hands.find((x) => x.id === msg.hand);
+      if (!hand) return;
+      const last = hand.steps.length - 1;
+      hand.steps[last] = Object.assign({}, hand.steps[last], { to_act: null });
+      Object.assign(hand, { over: true, result: msg.result, scores_after: msg.scores_after, used_ms: msg.used_ms });
     },
     drop(msg) { games.delete(msg.id); },
     standings(msg) { standings = msg; renderStandings(); },
