@@ -12,8 +12,9 @@ the card delay):
 - ``hand``: one hand in the replay page's form (:mod:`referee.view.replay_data`), masked while
   its cards are withheld (:class:`~referee.live.public.PublicHand`), complete once released;
 - ``steps``: the steps of a masked hand in play since the last (``from``: the index of the
-  first), sent at most every ``flush_seconds``: each spectator's stream wakes ten times a
-  second at most, however fast the bots play;
+  first; a step without ``pile`` has the previous step's, with its discard added or its take
+  removed: :func:`~referee.live.public.packed`), sent at most every ``flush_seconds``: each
+  spectator's stream wakes ten times a second at most, however fast the bots play;
 - ``end``: a masked hand is over: its public result and the scores after it (its steps were
   sent already);
 - ``standings``: the tournament's standings (the fields of ``gin-referee results --format
@@ -47,7 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.live.public import PublicHand
+from referee.live.public import PublicHand, packed
 from referee.match import Observer
 from referee.rules import RuleSet
 from referee.view.replay_data import Clocks, recorded_hand
@@ -251,8 +252,9 @@ class LiveHub:
             steps = playing.data["steps"]
             start = match.sent.get(playing.id, 0)
             if start < len(steps):
+                new = [packed(steps[i - 1], steps[i]) for i in range(max(start, 1), len(steps))]
                 payload = {"id": match.id, "hand": playing.id, "from": start,
-                           "steps": steps[start:]}  # fmt: skip
+                           "steps": steps[:1] + new if start == 0 else new}  # fmt: skip
                 match.steps[playing.id].append(self._send("steps", payload))
                 match.sent[playing.id] = len(steps)
 

@@ -176,3 +176,50 @@ async def test_closing_the_hub_still_sends_what_is_queued() -> None:
     data = await queue.take(0.0)
     assert data is not None and b"event: over" in data
     assert await queue.take(0.0) is None
+
+
+@pytest.mark.asyncio
+async def test_steps_are_sent_without_the_pile_the_page_can_derive(tmp_path: Path) -> None:
+    result = await play(GREEDY, RANDOM, tmp_path, games=1)
+    assert result.record_path is not None
+    record = Path(result.record_path)
+    events = events_of(record)
+    hub = LiveHub(LiveConfig(delay=0.0))
+    hub.seal([events[0]["deal_id"]])
+    queue, _ = hub.subscribe()
+    observe = hub.observer("m1")
+    for event in events:
+        observe(event)
+        if event["type"] == "action" and event["seat"] == 1:
+            hub.flush()  # a batch every two decisions
+    hands: dict[str, list[dict[str, Any]]] = {}
+    sent = unpacked = 0
+    for e in await drain(hub, queue):
+        if e.kind == "hand":
+            hands[e.data["hand"]["id"]] = list(e.data["hand"]["steps"])
+        elif e.kind == "steps":
+            steps = hands[e.data["hand"]]
+            for sent_step in e.data["steps"]:  # the page's rule (live.js, unpack)
+                step = sent_step
+                if "pile" not in step:
+                    pile = list(steps[-1]["pile"])
+                    verb = step["action"]["text"].split(" ")[0]
+                    if verb == "discard":
+                        pile.append(step["action"]["card"])
+                    elif verb == "take_discard":
+                        pile.pop()
+                    step = {**step, "pile": pile}
+                steps.append(step)
+            sent += len(e.raw)
+            whole = {**e.data, "steps": steps[e.data["from"] :]}
+            unpacked += len(json.dumps(whole, separators=(",", ":")))
+
+    def piles(steps: list[dict[str, Any]]) -> list[list[str]]:
+        """The piles, but at a knock (its card goes face down: the page does not see it)."""
+        return [
+            s["pile"] for s in steps if not (s["action"] or {}).get("text", "").startswith("knock")
+        ]
+
+    expected = {h["id"]: piles(h["steps"]) for h in match_data(record)["hands"]}
+    assert {hand_id: piles(steps) for hand_id, steps in hands.items()} == expected
+    assert sent < 0.95 * unpacked  # each step carried the whole pile

@@ -43,7 +43,7 @@
       const hand = game(msg.id).hands.find((x) => x.id === msg.hand);
       if (!hand) return;
       hand.steps.length = Math.min(hand.steps.length, msg.from);
-      hand.steps.push(...msg.steps.map(expand));
+      for (const step of msg.steps) hand.steps.push(expand(unpack(hand.steps[hand.steps.length - 1], step)));
     },
     end(msg) {
       const hand = game(msg.id).hands.find((x) => x.id === msg.hand);
@@ -63,6 +63,16 @@
       renderStandings();
     },
   };
+
+  /* A step sent without its pile has the previous step's, with its discard added or its take
+   * removed (referee/live/public.py, packed). */
+  function unpack(previous, step) {
+    if (step.pile || !previous) return step;
+    const pile = previous.pile.slice(), verb = ((step.action && step.action.text) || "").split(" ")[0];
+    if (verb === "discard") pile.push(step.action.card);
+    else if (verb === "take_discard") pile.pop();
+    return Object.assign({}, step, { pile });
+  }
 
   /* A masked step gives each hand's size only: that many face-down cards. */
   function expand(step) {
