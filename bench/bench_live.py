@@ -12,7 +12,9 @@ dropped when the shared machine slows their process (``dropped`` counts those th
 stalled one included). Measured per run: the event loop's worst scheduling lag
 (``TournamentRun.lag_max``, sampled every 100 ms), the mean time a decision was charged to a
 bot (time used / decisions, from the stored results: what the clocks saw), decisions per
-second, faults. Reports medians and spread (min-max) per series, after one warm-up round.
+second, faults; with spectators, the bytes each reader received per second of its stream
+(``spectator_kb_per_s``: the mean over readers; the stream's cost for one spectator).
+Reports medians and spread (min-max) per series, after one warm-up round.
 
 Prints one JSON object on stdout and a table on stderr.
 """
@@ -48,8 +50,9 @@ async def play(config: Any, out: Path, spectators: int, queue: int) -> dict[str,
         await live.__aenter__()
         if spectators:
             clients = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bench.live_clients", live.url, str(spectators)
-            )
+                sys.executable, "-m", "bench.live_clients", live.url, str(spectators),
+                stdout=asyncio.subprocess.PIPE,
+            )  # fmt: skip
         while clients is not None and len(live.hub.spectators) < spectators + 1:
             if clients.returncode is not None:
                 raise RuntimeError("the spectator clients exited")
@@ -62,11 +65,15 @@ async def play(config: Any, out: Path, spectators: int, queue: int) -> dict[str,
     finally:
         seconds = time.perf_counter() - start
         if live is not None:
-            stats = {"dropped": live.hub.dropped, "peak": live.hub.peak}
+            stats: dict[str, Any] = {"dropped": live.hub.dropped, "peak": live.hub.peak}
             await live.__aexit__(None, None, None)
         if clients is not None:
             clients.terminate()
-            await clients.wait()
+            out_text, _ = await clients.communicate()
+            got = json.loads(out_text.decode().strip().splitlines()[-1])
+            rates = [b / max(t, 1e-3) for b, t in zip(got["bytes"], got["seconds"], strict=True)]
+            stats["spectator_kb_per_s"] = round(statistics.mean(rates) / 1000, 1)
+            stats["spectator_kb"] = round(statistics.mean(got["bytes"]) / 1000, 1)
     with SqliteStore.open(out / "tournament.sqlite") as store:
         rows = [r.result for r in store.games() if r.result is not None]
         faults = len(store.faults())
@@ -119,6 +126,8 @@ def main() -> None:
         **{name: {k: summary(runs, k) for k in keys} for name, runs in series.items()},
         "faults": {name: sum(r["faults"] for r in runs) for name, runs in series.items()},
         "dropped": [r["dropped"] for r in series["on"]],
+        "spectator_kb_per_s": summary(series["on"], "spectator_kb_per_s") if series["on"] else None,
+        "spectator_kb": summary(series["on"], "spectator_kb") if series["on"] else None,
     }
     for key in keys:
         cells = [f"{n} {result[n][key]['median']:>8} ({result[n][key]['min']}-"

@@ -12,6 +12,10 @@ in proportion to the games recorded (0.7 s at 20,000 games here), and the thread
 interpreter with the games: back to back, a long tournament would have it running beside them
 all the time; with the rest it runs at most a fifth of the time, and the page's standings lag
 behind by about one computation.
+
+The standings list every bot of the schedule from the start (a bot yet to play shows 0 games and
+no score), and :meth:`TournamentFeed.final` computes them once more after the last game, so
+the page ends on the final table.
 """
 
 from __future__ import annotations
@@ -36,6 +40,23 @@ __all__ = ["REST", "TournamentFeed"]
 LOGGER = logging.getLogger(__name__)
 REST = 4.0
 """Between two computations of the standings, this many times the last one's length."""
+
+
+def with_every_bot(
+    standings: dict[str, Any] | None, bots: Sequence[str], total: int
+) -> dict[str, Any]:
+    """``standings`` (or none yet) with a row of 0 games for each bot that has played none, and
+    the schedule's number of games."""
+    data: dict[str, Any] = dict(standings or {"games_done": 0, "bots": [], "pairings": []})
+    rows = list(data.get("bots", []))
+    have = {row["name"] for row in rows}
+    empty = {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0, "faults": 0,
+             "rating": None, "rating_low": None, "rating_high": None, "score": None,
+             "points_per_game": None}  # fmt: skip
+    rows += [{"name": name, **empty} for name in bots if name not in have]
+    data["bots"] = rows
+    data["games_total"] = max(int(data.get("games_total") or 0), total)
+    return data
 
 
 def standings_of(path: Path) -> dict[str, Any] | None:
@@ -68,6 +89,8 @@ class TournamentFeed:
         self._clock = clock
         self._sleep = sleep
         self.deal_of = {spec.game_id: spec.deal_id for spec in games}
+        self.bots = list(dict.fromkeys(name for spec in games for name in (spec.seat0, spec.seat1)))
+        self.total = len(games)
         self.left: Counter[str] = Counter(spec.deal_id for spec in games)
         self._task: asyncio.Task[None] | None = None
         self._again = False
@@ -86,7 +109,13 @@ class TournamentFeed:
                 if deal_id is not None:
                     self.left[deal_id] -= 1
         self.hub.seal(deal for deal, n in self.left.items() if n > 0)
+        self.hub.set_standings(with_every_bot(None, self.bots, self.total))
         self.refresh()
+
+    @property
+    def complete(self) -> bool:
+        """Every scheduled game is recorded."""
+        return all(n <= 0 for n in self.left.values())
 
     def on_game(self, outcome: GameOutcome) -> None:
         """A game is recorded: unseal its deal if it was the last to deal from it."""
@@ -115,7 +144,7 @@ class TournamentFeed:
                 LOGGER.exception("live standings not computed")
                 standings = None
             if standings is not None:
-                self.hub.set_standings(standings)
+                self.hub.set_standings(with_every_bot(standings, self.bots, self.total))
             if not self._again:
                 return
             self._resting = True
@@ -123,6 +152,15 @@ class TournamentFeed:
                 await self._sleep(REST * (self._clock() - started))  # see the module docstring
             finally:
                 self._resting = False
+
+    async def final(self) -> None:
+        """The standings once more, after the last game: wait for a computation in progress
+        (and its rest), then compute them."""
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._task = asyncio.ensure_future(self._compute())
+        await self._task
 
     async def close(self) -> None:
         """Wait for a computation in progress (its thread cannot be interrupted); one waiting

@@ -7,14 +7,21 @@ state as a run of ready bytes (nothing is encoded per spectator but a ``config``
 the card delay):
 
 - ``match``: a game's header data (names, rules, time control), its public faults (seat, kind,
-  where; the detail once the game's cards are shown), game and match results;
+  where; the detail once the game's cards are shown), game and match results: the first time
+  in full, then only the keys that changed (a new spectator gets it in full);
 - ``hand``: one hand in the replay page's form (:mod:`referee.view.replay_data`), masked while
   its cards are withheld (:class:`~referee.live.public.PublicHand`), complete once released;
 - ``steps``: the steps of a masked hand in play since the last (``from``: the index of the
-  first), sent at most every ``flush_seconds``: each spectator's stream wakes ten times a
-  second at most, however fast the bots play;
-- ``standings``: the tournament's standings (``gin-referee results --format json``);
-- ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept).
+  first; a step without ``pile`` has the previous step's, with its discard added or its take
+  removed: :func:`~referee.live.public.packed`), sent at most every ``flush_seconds``: each
+  spectator's stream wakes ten times a second at most, however fast the bots play;
+- ``end``: a masked hand is over: its public result and the scores after it (its steps were
+  sent already);
+- ``standings``: the tournament's standings (the fields of ``gin-referee results --format
+  json`` the page shows), at most every ``standings_seconds``;
+- ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept);
+- ``over``: the tournament has ended (``complete``: every game was played) and the stream ends;
+  the page stops reconnecting.
 
 **What is withheld** (docs/security.md): a hand's cards are released ``delay`` seconds after the
 hand ends, and not before its deal is unsealed: a tournament seals every deal that a game still
@@ -41,7 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.live.public import PublicHand
+from referee.live.public import PublicHand, packed
 from referee.match import Observer
 from referee.rules import RuleSet
 from referee.view.replay_data import Clocks, recorded_hand
@@ -51,6 +58,9 @@ __all__ = ["LiveConfig", "LiveHub", "Spectator", "TooManySpectators", "sse"]
 LOGGER = logging.getLogger(__name__)
 _GAME_KEYS = ("game", "winner", "how", "forfeit", "scores", "hands_won", "totals")
 _END_KEYS = ("winner", "reason", "interrupted", "games_played", "games_won", "points")
+_STANDINGS_KEYS = ("games_done", "games_total")
+_BOT_KEYS = ("name", "games", "wins", "draws", "losses", "score", "rating", "rating_low",
+             "rating_high", "faults")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +77,8 @@ class LiveConfig:
     """Finished games kept on the page (older ones are dropped from it)."""
     flush_seconds: float = 0.1
     """Decisions are sent in batches at most this often (a fast bot makes hundreds a second)."""
+    standings_seconds: float = 1.0
+    """Standings are sent at most this often (a table changing faster cannot be read)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.delay < 1e6:
@@ -96,13 +108,18 @@ class Spectator:
         self._limit = limit
         self._wake = asyncio.Event()
         self.dropped = False
-        """Set when it fell too far behind (or the hub closed): its stream must end."""
+        """Set when it fell too far behind: its stream must end."""
+        self.behind = 0
+        """The bytes it was behind when dropped."""
+        self.ending = False
+        """Set when the hub closed: the stream ends after what is queued."""
 
     def push(self, data: bytes) -> bool:
         """Queue ``data``; False (and dropped) if that would exceed the limit."""
         if self.dropped:
             return False
         if self._size + len(data) > self._limit:
+            self.behind = self._size + len(data)
             self.drop()
             return False
         self._chunks.append(data)
@@ -117,9 +134,16 @@ class Spectator:
         self._size = 0
         self._wake.set()
 
+    def end(self) -> None:
+        """End the stream once what is queued has been taken (the hub closes)."""
+        self.ending = True
+        self._wake.set()
+
     async def take(self, idle: float) -> bytes | None:
         """Everything queued, as one chunk (empty after ``idle`` seconds with nothing new);
-        None once dropped."""
+        None once dropped, or once ended and empty."""
+        if self.ending and not self._chunks:
+            return None
         if not self._chunks and not self.dropped:
             self._wake.clear()
             try:
@@ -127,7 +151,7 @@ class Spectator:
                     await self._wake.wait()
             except TimeoutError:
                 return b""
-        if self.dropped:
+        if self.dropped or (self.ending and not self._chunks):
             return None
         data = b"".join(self._chunks)
         self._chunks.clear()
@@ -144,6 +168,9 @@ class _Match:
     rules: RuleSet | None = None
     deal_id: str | None = None
     meta_bytes: bytes = b""
+    """The full ``match`` event for a new spectator (encoded when first needed)."""
+    meta_sent: dict[str, str] = field(default_factory=dict)
+    """Each meta key's JSON as last sent (a ``match`` event carries the keys that changed)."""
     hands: dict[str, bytes] = field(default_factory=dict)
     steps: dict[str, list[bytes]] = field(default_factory=dict)
     """Hand id -> the ``steps`` events sent since its ``hand`` event."""
@@ -169,6 +196,11 @@ class LiveHub:
         self.spectators: set[Spectator] = set()
         self.sealed: set[str] = set()
         self.standings = b""
+        self._standings_due: dict[str, Any] | None = None
+        self._standings_timer: asyncio.TimerHandle | None = None
+        self._standings_at = float("-inf")
+        self.over = b""
+        """The ``over`` event, once the tournament has ended."""
         self.dropped = 0
         """Spectators dropped for falling behind (since start)."""
         self.peak = 0
@@ -194,10 +226,13 @@ class LiveHub:
         self.peak = max(self.peak, len(self.spectators))
         parts = [sse("config", {"delay": self.config.delay}), self.standings]
         for match in self.matches.values():
+            if not match.meta_bytes:
+                match.meta_bytes = sse("match", {"id": match.id, "data": match.meta})
             parts.append(match.meta_bytes)
             for hand, data in match.hands.items():
                 parts.append(data)
                 parts.extend(match.steps.get(hand, ()))
+        parts.append(self.over)
         return spectator, b"".join(parts)
 
     def unsubscribe(self, spectator: Spectator) -> None:
@@ -217,8 +252,9 @@ class LiveHub:
             steps = playing.data["steps"]
             start = match.sent.get(playing.id, 0)
             if start < len(steps):
+                new = [packed(steps[i - 1], steps[i]) for i in range(max(start, 1), len(steps))]
                 payload = {"id": match.id, "hand": playing.id, "from": start,
-                           "steps": steps[start:]}  # fmt: skip
+                           "steps": steps[:1] + new if start == 0 else new}  # fmt: skip
                 match.steps[playing.id].append(self._send("steps", payload))
                 match.sent[playing.id] = len(steps)
 
@@ -232,13 +268,40 @@ class LiveHub:
             if not spectator.push(data):
                 self.dropped += 1
                 self.spectators.discard(spectator)
+                LOGGER.warning(
+                    "live: a spectator fell %d bytes behind (more than %d) and was dropped;"
+                    " %d spectator(s) left",
+                    spectator.behind,
+                    self.config.queue_bytes,
+                    len(self.spectators),
+                )
         return data
 
     # ------------------------------------------------------------ the tournament's side
 
     def set_standings(self, standings: dict[str, Any]) -> None:
-        """Publish new standings."""
-        self.standings = self._publish("standings", standings)
+        """Publish new standings (the fields the page shows), at most every
+        ``standings_seconds``: newer ones wait for the rest of that time, replacing any that
+        waited."""
+        page = {key: standings.get(key) for key in _STANDINGS_KEYS}
+        page["bots"] = [{k: bot.get(k) for k in _BOT_KEYS} for bot in standings.get("bots", [])]
+        self._standings_due = page
+        if self._standings_timer is not None:
+            return
+        loop = asyncio.get_running_loop()
+        wait = self._standings_at + self.config.standings_seconds - loop.time()
+        if wait > 0:
+            self._standings_timer = loop.call_later(wait, self._send_standings)
+        else:
+            self._send_standings()
+
+    def _send_standings(self) -> None:
+        self._standings_timer = None
+        if self._standings_due is None or self.closed:
+            return
+        self.standings = self._publish("standings", self._standings_due)
+        self._standings_due = None
+        self._standings_at = asyncio.get_running_loop().time()
 
     def seal(self, deal_ids: Iterable[str]) -> None:
         """Withhold the cards of every hand dealt from these deals until :meth:`unseal`."""
@@ -252,17 +315,40 @@ class LiveHub:
                 for key in [k for k, item in match.withheld.items() if item["due"]]:
                     self._release(match, key)
 
+    def withholding(self) -> bool:
+        """Whether a hand's cards (or a game's fault details) are still to be released, other
+        than those of a sealed deal (which stay withheld)."""
+        return any(m.withheld and m.deal_id not in self.sealed for m in self.matches.values())
+
+    async def released(self) -> None:
+        """Wait until everything withheld that is not sealed has been released and published
+        (at most the card delay, once the games are over)."""
+        while self.withholding() or self._inflight:
+            await asyncio.sleep(0.05)
+            await self.settled()
+
+    def finish(self, *, complete: bool) -> None:
+        """The tournament has ended: send the last standings now and tell the spectators (see
+        ``over`` in the module)."""
+        if self._standings_timer is not None:
+            self._standings_timer.cancel()
+            self._send_standings()
+        self.over = self._publish("over", {"complete": complete})
+
     def close(self) -> None:
         """Stop: cancel the release timers and end every stream."""
         self.closed = True
         if self._flusher is not None:
             self._flusher.cancel()
             self._flusher = None
+        if self._standings_timer is not None:
+            self._standings_timer.cancel()
+            self._standings_timer = None
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()
         for spectator in self.spectators:
-            spectator.drop()
+            spectator.end()
         self.spectators.clear()
         self._worker.shutdown(wait=False, cancel_futures=True)
 
@@ -353,7 +439,16 @@ class LiveHub:
         return match
 
     def _meta(self, match: _Match) -> None:
-        match.meta_bytes = self._publish("match", {"id": match.id, "data": match.meta})
+        """Publish the keys of a game's header data that changed since last sent."""
+        changed: dict[str, Any] = {}
+        for key, value in match.meta.items():
+            text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+            if match.meta_sent.get(key) != text:
+                match.meta_sent[key] = text
+                changed[key] = value
+        if changed:
+            match.meta_bytes = b""
+            self._publish("match", {"id": match.id, "data": changed})
 
     def _hand(self, match: _Match, hand: dict[str, Any]) -> None:
         match.hands[hand["id"]] = self._publish("hand", {"id": match.id, "hand": hand})
@@ -364,8 +459,12 @@ class LiveHub:
         playing = match.playing
         if playing is None or (playing.game, playing.hand) != (rec["game"], rec["hand"]):
             raise ValueError(f"a hand line for a hand not in play: {rec['game']}/{rec['hand']}")
+        self.flush()  # its last steps first
         match.playing = None
-        self._hand(match, playing.end(rec["result"]))
+        data = playing.end(rec["result"])
+        end = {"id": match.id, "hand": playing.id, "used_ms": data["used_ms"],
+               "result": data["result"], "scores_after": data["scores_after"]}  # fmt: skip
+        match.steps[playing.id].append(self._publish("end", end))
         self._withhold(match, playing.id, rec)
 
     def _withhold(self, match: _Match, key: str, rec: dict[str, Any]) -> None:

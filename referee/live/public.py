@@ -16,7 +16,7 @@ from typing import Any
 from referee.rules import Card
 from referee.view.replay_data import Clocks, hand_id, scores_after
 
-__all__ = ["PUBLIC_RESULT", "PublicHand", "public_result"]
+__all__ = ["PUBLIC_RESULT", "PublicHand", "packed", "public_result"]
 
 PUBLIC_RESULT = ("termination", "winner", "points", "knocker", "deadwood")
 """The fields of a hand's result shown before its cards are (both seats are told them)."""
@@ -25,6 +25,21 @@ PUBLIC_RESULT = ("termination", "winner", "points", "knocker", "deadwood")
 def public_result(result: dict[str, Any]) -> dict[str, Any]:
     """A record's hand result without its melds and layoffs (they name cards)."""
     return {key: result.get(key) for key in PUBLIC_RESULT}
+
+
+def packed(previous: dict[str, Any], step: dict[str, Any]) -> dict[str, Any]:
+    """``step`` without its ``pile`` when the page can derive it from ``previous``'s and the
+    step's action (a discard adds its card, a take removes the top one; else unchanged): the
+    pile is most of a step's bytes."""
+    pile, action = list(previous["pile"]), step.get("action") or {}
+    verb = str(action.get("text", "")).partition(" ")[0]
+    if verb == "discard":
+        pile.append(action.get("card"))
+    elif verb == "take_discard" and pile:
+        pile.pop()
+    if pile != step["pile"]:
+        return step
+    return {key: value for key, value in step.items() if key != "pile"}
 
 
 class PublicHand:

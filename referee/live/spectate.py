@@ -2,11 +2,14 @@
 
 The command line's ``--spectate HOST:PORT`` makes one :class:`Spectating` around a
 :class:`~referee.tournament.runner.TournamentRun`: give the run :attr:`observe` and call
-:meth:`on_game` for every recorded game.
+:meth:`on_game` for every recorded game. Leaving the context normally ends the event on the page
+(:meth:`Spectating.finish`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -54,11 +57,25 @@ class Spectating:
             raise
         return self
 
+    async def finish(self) -> None:
+        """The run has ended: publish the final standings and, once every game is played and
+        spectators are watching, wait (at most the card delay) for the last hands' cards; then
+        tell the page the event is over (it stops reconnecting)."""
+        await self.feed.final()
+        complete = self.feed.complete
+        if complete and self.hub.spectators:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.hub.config.delay + 5.0):
+                    await self.hub.released()
+        self.hub.finish(complete=complete)
+
     async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if exc_type is None and not self.hub.closed and not self.hub.over:
+            await self.finish()
         await self.server.close()
         await self.feed.close()

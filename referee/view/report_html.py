@@ -213,7 +213,9 @@ def render_report(
     meta = [f"{s.done}/{s.total} games played", f"{config.get('format', '?')}",
             f"{config.get('games_per_pairing', '?')} games a pairing",
             "duplicate deals" if config.get("duplicate") else "independent deals",
-            f"{rules} rules", f"seed {config.get('seed', '?')}"]  # fmt: skip
+            f"{rules} rules"]  # fmt: skip
+    seed = config.get("seed")
+    meta.append("secret deals" if seed is None else f"seed {seed}")
     if "move_ms" in time_wire:
         meta.append(
             f"{time_wire['move_ms'] / 1000:g} s a move + {time_wire['bank_ms'] / 1000:g} s bank"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from referee.live import LiveConfig, LiveHub
+from referee.live import LiveConfig, LiveHub, Spectating
 from referee.live.hub import Spectator as Queue
 from referee.match import read_record_lines
 from referee.rules import Card, HandState, RuleSet, apply, deal, parse_action
@@ -108,13 +108,15 @@ async def test_a_faults_detail_waits_for_the_games_cards(faulty_record: Path) ->
     observe = hub.observer("m1")
     for event in events:
         observe(event)
-    shown = [e.data["data"]["faults"] for e in await drain(hub, queue) if e.kind == "match"]
+    shown = [e.data["data"]["faults"] for e in await drain(hub, queue)
+             if e.kind == "match" and "faults" in e.data["data"]]  # fmt: skip
     assert shown[-1] and [f["kind"] for f in shown[-1]] == [f["kind"] for f in faults]
     assert {f["detail"] for faults_now in shown for f in faults_now} == {
         "(shown with the game's cards)"
     }
     hub.unseal(events[0]["deal_id"])
-    released = [e.data["data"] for e in await drain(hub, queue) if e.kind == "match"]
+    released = [e.data["data"] for e in await drain(hub, queue)
+                if e.kind == "match" and "faults" in e.data["data"]]  # fmt: skip
     assert [f["detail"] for f in released[-1]["faults"]] == [f["detail"] for f in faults]
 
 
@@ -136,3 +138,88 @@ async def test_a_broken_feed_stops_its_game_not_the_match(
     ids = {e.data["id"] for e in await drain(hub, queue) if e.kind in ("hand", "steps")}
     assert ids == {"healthy"}
     assert [r.getMessage() for r in no_error_logs.records] == ["live feed of broken stopped"]
+
+
+@pytest.mark.asyncio
+async def test_at_the_end_the_last_hands_are_shown_before_the_event_is_over(
+    tmp_path: Path,
+) -> None:
+    result = await play(GREEDY, RANDOM, tmp_path, games=1)
+    assert result.record_path is not None
+    record = Path(result.record_path)
+    live = Spectating("127.0.0.1", 0, LiveConfig(delay=0.5), tmp_path / "none.sqlite", [])
+    await live.__aenter__()
+    queue, first = live.hub.subscribe()
+    assert b"event: standings" in first  # there from the start, before any game
+    observe = live.observe("m1")
+    for event in events_of(record):
+        observe(event)
+    await live.finish()  # the tournament is over (leaving the context calls it): cards due
+    reader = Spectator("")  # within the card delay are shown first
+    data = await queue.take(0.0)
+    await live.__aexit__(None, None, None)
+    assert data is not None
+    reader._parse(data, 0.0)
+    kinds = [e.kind for e in reader.events]
+    assert kinds[-1] == "over" and reader.events[-1].data == {"complete": True}
+    hands = [e.data["hand"] for e in reader.events if e.kind == "hand"]
+    last = {h["id"]: h for h in hands}
+    assert last and not any(h.get("masked") for h in last.values())
+
+
+@pytest.mark.asyncio
+async def test_closing_the_hub_still_sends_what_is_queued() -> None:
+    hub = LiveHub(LiveConfig(delay=0.0))
+    queue, _ = hub.subscribe()
+    hub.finish(complete=True)
+    hub.close()  # the referee exits: the stream ends after the `over` event, not before
+    data = await queue.take(0.0)
+    assert data is not None and b"event: over" in data
+    assert await queue.take(0.0) is None
+
+
+@pytest.mark.asyncio
+async def test_steps_are_sent_without_the_pile_the_page_can_derive(tmp_path: Path) -> None:
+    result = await play(GREEDY, RANDOM, tmp_path, games=1)
+    assert result.record_path is not None
+    record = Path(result.record_path)
+    events = events_of(record)
+    hub = LiveHub(LiveConfig(delay=0.0))
+    hub.seal([events[0]["deal_id"]])
+    queue, _ = hub.subscribe()
+    observe = hub.observer("m1")
+    for event in events:
+        observe(event)
+        if event["type"] == "action" and event["seat"] == 1:
+            hub.flush()  # a batch every two decisions
+    hands: dict[str, list[dict[str, Any]]] = {}
+    sent = unpacked = 0
+    for e in await drain(hub, queue):
+        if e.kind == "hand":
+            hands[e.data["hand"]["id"]] = list(e.data["hand"]["steps"])
+        elif e.kind == "steps":
+            steps = hands[e.data["hand"]]
+            for sent_step in e.data["steps"]:  # the page's rule (live.js, unpack)
+                step = sent_step
+                if "pile" not in step:
+                    pile = list(steps[-1]["pile"])
+                    verb = step["action"]["text"].split(" ")[0]
+                    if verb == "discard":
+                        pile.append(step["action"]["card"])
+                    elif verb == "take_discard":
+                        pile.pop()
+                    step = {**step, "pile": pile}
+                steps.append(step)
+            sent += len(e.raw)
+            whole = {**e.data, "steps": steps[e.data["from"] :]}
+            unpacked += len(json.dumps(whole, separators=(",", ":")))
+
+    def piles(steps: list[dict[str, Any]]) -> list[list[str]]:
+        """The piles, but at a knock (its card goes face down: the page does not see it)."""
+        return [
+            s["pile"] for s in steps if not (s["action"] or {}).get("text", "").startswith("knock")
+        ]
+
+    expected = {h["id"]: piles(h["steps"]) for h in match_data(record)["hands"]}
+    assert {hand_id: piles(steps) for hand_id, steps in hands.items()} == expected
+    assert sent < 0.95 * unpacked  # each step carried the whole pile

@@ -67,11 +67,12 @@ class Background:
             run = TournamentRun(self.config, self.out, on_game=on_game, observe=live.observe)
             await run.run()
             self.finished.set()
+            await live.finish()  # as leaving the context does (the page stays up here)
             await self._stop.wait()
 
     def stop(self) -> None:
         """Close the page and join the thread; re-raise what went wrong in it."""
-        if self._loop is not None and self._stop is not None:
+        if self._loop is not None and self._stop is not None and self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(60)
         if self.error is not None:
@@ -120,9 +121,15 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
         " return { status: text('#live-status'), title: text('#title'),"
         " game: text('#games .live-game.playing'), seat0: cards('#seat-0 .hand'),"
         " seat1: cards('#seat-1 .hand'), pile: cards('#pile'), head: text('#hand-title'),"
-        " stock: text('#stock'), note: text('#live-note') }; })()",
+        " stock: text('#stock'), note: text('#live-note'), standings: text('#standings h2'),"
+        " bots: [...document.querySelectorAll('#standings tr')].slice(1)"
+        ".map(r => [...r.cells].map(c => c.innerText)) }; })()",
     )
     assert snap["status"] == "live"
+    # The standings are there from the start: every bot, 0 games played.
+    assert snap["standings"] == "Standings · 0 of 2 games played"
+    assert sorted(row[1:4] for row in snap["bots"]) == [["ponder", "0", "0-0-0"],
+                                                        ["random", "0", "0-0-0"]]  # fmt: skip
     assert snap["title"] == "ponder vs random-bot"
     assert re.search(r"playing · game 1, hand \d+$", snap["game"]), snap["game"]
     # A hand in play: both hands face down, the discard pile and the stock public.
@@ -161,6 +168,14 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
     shown = page.eval(CARDS.format("#seat-0 .hand")) + page.eval(CARDS.format("#seat-1 .hand"))
     assert len(shown) >= 20 and "?" not in shown
     assert "Match over" in page.text("#result")
+    # The event is over: the page says so above the final standings, and when the referee
+    # goes away it does not try to reconnect.
+    wait_for(page, "document.querySelector('#live-status').innerText.includes('event is over')")
+    assert page.text("#standings h2") == "Final standings · 2 of 2 games played"
     page.screenshot(shots / "live-finished.png", full_page=False)
+    tournament.stop()
+    page.eval("new Promise(done => setTimeout(done, 4000))")  # past the stream's retry: 3000
+    assert page.text("#live-status") == "the event is over: final standings"
+    assert page.eval("liveSource.readyState") == 2  # CLOSED
     assert page.errors() == []
     assert all(url.startswith(tournament.url) for url in page.requested_urls())

@@ -135,7 +135,7 @@ def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
             check_masked(ledger, event, key, seen_steps[key])  # the batch, at its last step
             batches += 1
         else:
-            assert event.kind in ("config", "match", "standings", "drop"), event.kind
+            assert event.kind in ("config", "match", "standings", "drop", "over", "end"), event.kind
             assert cards_in(event.raw) == set(), f"a card in a {event.kind} event: {event.raw}"
     # Not vacuous: every step of every hand was seen masked (in batches while the hand was in
     # play, or with the masked hand), then every hand in full.

@@ -59,9 +59,11 @@ async def test_streams_over_the_cap_are_refused_and_the_others_served() -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_spectator_that_stops_reading_is_dropped_and_its_stream_closed() -> None:
+async def test_a_spectator_that_stops_reading_is_dropped_and_its_stream_closed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     limit = 64 * 1024
-    hub = LiveHub(LiveConfig(queue_bytes=limit))
+    hub = LiveHub(LiveConfig(queue_bytes=limit, standings_seconds=0.0))
     server = LiveServer(hub, write_timeout=1.0)
     url = await server.start()
     host, port = parse_address(url.removeprefix("http://").rstrip("/"))
@@ -77,13 +79,18 @@ async def test_a_spectator_that_stops_reading_is_dropped_and_its_stream_closed()
             head += await asyncio.wait_for(loop.sock_recv(sock, 1), 10)
         assert head.startswith(b"HTTP/1.1 200")
         # From now on the client reads nothing; the referee goes on publishing.
-        big = {**STANDINGS, "note": "x" * 32 * 1024}
+        row = {"name": "x" * 32 * 1024, "games": 0, "wins": 0, "draws": 0, "losses": 0,
+               "score": None, "rating": None, "rating_low": None, "rating_high": None,
+               "faults": 0}  # fmt: skip
+        big = {**STANDINGS, "bots": [row]}
         pushed = 0
         while not hub.dropped and pushed < 2000:
             hub.set_standings(big)
             pushed += 1
             await asyncio.sleep(0)  # let the stream's writer run (and block on the client)
         assert hub.dropped == 1 and not hub.spectators
+        dropped = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+        assert len(dropped) == 1 and "(more than 65536) and was dropped" in dropped[0], dropped
         # Its stream is closed by the server: what is left to read is bounded, then EOF.
         left = 0
         while chunk := await asyncio.wait_for(loop.sock_recv(sock, 1 << 16), 30):

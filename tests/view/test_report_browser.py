@@ -164,3 +164,16 @@ def test_a_record_compressed_while_the_report_is_made_still_gets_its_page(
     summary = report_html.write_report(copy, pages=None, rebuild=True)
     assert summary.problems == {} and summary.pages_written == 6
     assert (copy / "viewer" / "g000003-a1.html").is_file() and summary.report.is_file()
+
+
+def test_the_header_says_how_the_deals_were_made(
+    browser: Browser, run_dir: Path, tmp_path: Path
+) -> None:
+    run = load_run(run_dir)
+    path = tmp_path / "report.html"
+    path.write_text(report_html.render_report(run, {}))
+    assert "seed 5" in browser.open(path.as_uri()).text("header .meta")
+    run.config["seed"] = None  # a tournament without a public seed: secret deals
+    path.write_text(report_html.render_report(run, {}))
+    meta = browser.open(path.as_uri()).text("header .meta")
+    assert "None" not in meta and "seed" not in meta and "secret deals" in meta

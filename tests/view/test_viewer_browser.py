@@ -10,6 +10,7 @@ import pytest
 
 from referee.cli import main
 from referee.view.replay_data import match_data
+from referee.view.replay_html import viewer_html
 from tests.e2e.helpers import GREEDY, bad, play
 from tests.view.browser import Browser, Page
 
@@ -163,3 +164,57 @@ def test_faults_and_forfeits_are_shown_and_names_stay_text(
     assert page.eval("window.pwned === undefined && document.querySelectorAll('img').length === 0")
     page.screenshot(shots / "viewer-fault.png")
     assert page.errors() == []
+
+
+RANK_SEEN = """[...document.querySelectorAll('{0}')].filter(c => c.dataset.card[0] === 'T')
+  .map(c => {{ const next = c.nextElementSibling;
+    const rank = c.querySelector('.rank').getBoundingClientRect();
+    const edge = next ? next.getBoundingClientRect().left : c.getBoundingClientRect().right;
+    return [c.dataset.card, rank.width > 0 && rank.right <= edge + 0.5]; }})"""
+"""Each 10 in the overlapped cards (``{0}``): whether its whole rank shows left of the next."""
+
+
+def ten_everywhere(record: Path, tmp_path: Path) -> Path:
+    """The page of ``record`` with every card of the first hand's discard piles a 10."""
+    data = match_data(record)
+    tens = ["Tc", "Td", "Th", "Ts"]
+    for step in data["hands"][0]["steps"]:
+        step["pile"] = [tens[i % 4] for i in range(len(step["pile"]) + 3)]
+        for seat in step["seats"]:
+            seat["deadwood_cards"] = tens + seat["deadwood_cards"][4:]
+    out = tmp_path / "tens.html"
+    out.write_text(viewer_html(data))
+    return out
+
+
+@pytest.mark.parametrize("size", [{"width": 1280, "height": 800},
+                                  {"width": 390, "height": 844, "mobile": True}])  # fmt: skip
+def test_a_ten_shows_both_digits_in_the_pile_and_in_a_phone_hand(
+    browser: Browser, record: Path, tmp_path: Path, shots: Path, size: dict[str, object]
+) -> None:
+    page = open_page(browser, ten_everywhere(record, tmp_path), "#g1-h1-s4", **size)
+    pile = page.eval(RANK_SEEN.format("#pile .fan .card"))
+    hands = page.eval(RANK_SEEN.format("#seat-0 .hand .card, #seat-1 .hand .card"))
+    assert len(pile) >= 4 and len(hands) >= 8
+    assert all(seen for _, seen in pile + hands), pile + hands
+    page.screenshot(shots / f"viewer-tens-{size['width']}.png", full_page=False)
+
+
+def test_every_control_fits_a_phone(browser: Browser, page_file: Path, shots: Path) -> None:
+    page = open_page(browser, page_file, "#g1-h1-s6", width=390, height=844, mobile=True)
+    outside = page.eval("[...document.querySelectorAll('.controls button, .controls select,"
+                        " .controls input')].filter(e => { const r = e.getBoundingClientRect();"
+                        " return r.left < 0 || r.right > 390; }).map(e => e.id)")  # fmt: skip
+    assert outside == []
+    page.screenshot(shots / "viewer-phone-controls.png", full_page=False)
+
+
+def test_the_meta_line_names_no_default_match_id(browser: Browser, record: Path) -> None:
+    data = match_data(record)
+    assert data["match_id"] == "match"  # what `gin-referee match` calls a match by default
+    out = record.parent / "meta.html"
+    out.write_text(viewer_html(data))
+    meta = open_page(browser, out).text("#meta")
+    assert "match id" not in meta and "standard rules" in meta
+    out.write_text(viewer_html({**data, "match_id": "g000004-a1"}))
+    assert "match id g000004-a1" in open_page(browser, out).text("#meta")

@@ -3,8 +3,10 @@
  *
  * Events: `config` (the card delay), `match` (a game's header data and results), `hand` (one
  * hand in the replay data's form, masked while its cards are withheld: its steps give each
- * seat's hand size only), `steps` (the newest steps of a masked hand, from index `from`),
- * `standings`, `drop` (a game leaves the page). On (re)connection the server
+ * seat's hand size only), `steps` (the newest steps of a masked hand, from index `from`), `end`
+ * (a masked hand is over: its public result; `match` carries only the keys that changed),
+ * `standings`, `drop` (a game leaves the page), `over` (the tournament ended: the page stops
+ * reconnecting and says so above the final standings). On (re)connection the server
  * sends the whole current state first, so the page starts from nothing each time.
  * Text from bots and the record only ever goes through textContent (GinCards.h).
  */
@@ -13,7 +15,7 @@
 (function (global) {
   const h = global.GinCards.h;
   const games = new Map();
-  let viewer = null, shown = null, pending = false, delay = null, mark = null;
+  let viewer = null, shown = null, pending = false, delay = null, mark = null, standings = null, ended = null;
   const el = (id) => document.getElementById(id);
 
   function game(id) {
@@ -41,11 +43,36 @@
       const hand = game(msg.id).hands.find((x) => x.id === msg.hand);
       if (!hand) return;
       hand.steps.length = Math.min(hand.steps.length, msg.from);
-      hand.steps.push(...msg.steps.map(expand));
+      for (const step of msg.steps) hand.steps.push(expand(unpack(hand.steps[hand.steps.length - 1], step)));
+    },
+    end(msg) {
+      const hand = game(msg.id).hands.find((x) => x.id === msg.hand);
+      if (!hand) return;
+      const last = hand.steps.length - 1;
+      hand.steps[last] = Object.assign({}, hand.steps[last], { to_act: null });
+      Object.assign(hand, { over: true, result: msg.result, scores_after: msg.scores_after, used_ms: msg.used_ms });
     },
     drop(msg) { games.delete(msg.id); },
-    standings(msg) { renderStandings(msg); },
+    standings(msg) { standings = msg; renderStandings(); },
+    over(msg) {
+      ended = msg;
+      global.liveSource.close();
+      const status = el("live-status");
+      status.textContent = msg.complete ? "the event is over: final standings" : "the referee stopped before the last game";
+      status.className = "live-status done";
+      renderStandings();
+    },
   };
+
+  /* A step sent without its pile has the previous step's, with its discard added or its take
+   * removed (referee/live/public.py, packed). */
+  function unpack(previous, step) {
+    if (step.pile || !previous) return step;
+    const pile = previous.pile.slice(), verb = ((step.action && step.action.text) || "").split(" ")[0];
+    if (verb === "discard") pile.push(step.action.card);
+    else if (verb === "take_discard") pile.pop();
+    return Object.assign({}, step, { pile });
+  }
 
   /* A masked step gives each hand's size only: that many face-down cards. */
   function expand(step) {
@@ -112,7 +139,9 @@
     return r === 0 ? "0" : (r > 0 ? "+" : "") + r;
   }
 
-  function renderStandings(s) {
+  function renderStandings() {
+    const s = standings;
+    if (!s) return;
     const head = h("tr", {}, ...["#", "bot", "games", "W-D-L", "score", "rating", "95% interval", "faults"].map((t) => h("th", {}, t)));
     const rows = s.bots.map((b, i) => h("tr", {},
       h("td", { class: "num" }, b.rank === undefined ? String(i + 1) : b.rank === null ? "-" : `${b.rank}${b.tied ? "=" : ""}`),
@@ -121,13 +150,13 @@
       h("td", { class: "num" }, elo(b.rating)), h("td", { class: "num" }, b.rating === null ? "" : `${elo(b.rating_low)} .. ${elo(b.rating_high)}`),
       h("td", { class: "num" }, String(b.faults))));
     el("standings").replaceChildren(
-      h("h2", {}, `Standings \u00b7 ${s.games_done} of ${s.games_total} games played`),
+      h("h2", {}, `${ended && ended.complete ? "Final standings" : "Standings"} \u00b7 ${s.games_done} of ${s.games_total} games played`),
       h("table", { class: "live-table" }, head, ...rows));
   }
 
   function connect() {
     const source = new EventSource("events");
-    source.onopen = () => { games.clear(); el("live-status").textContent = "live"; el("live-status").className = "live-status on"; };
+    source.onopen = () => { games.clear(); ended = null; el("live-status").textContent = "live"; el("live-status").className = "live-status on"; };
     source.onerror = () => { el("live-status").textContent = "reconnecting\u2026"; el("live-status").className = "live-status off"; };
     for (const [kind, handle] of Object.entries(handlers)) {
       source.addEventListener(kind, (event) => { handle(JSON.parse(event.data)); later(); });

@@ -38,7 +38,7 @@
       return h("span", { class: "card back" + (extra ? " " + extra : ""), "data-card": "?", title: "hidden card" });
     }
     const rank = code.slice(0, -1), suit = code.slice(-1);
-    return h("span", { class: `card s-${suit}` + (extra ? " " + extra : ""), "data-card": code, title: code },
+    return h("span", { class: `card s-${suit} r-${rank}` + (extra ? " " + extra : ""), "data-card": code, title: code },
       h("span", { class: "rank" }, RANKS[rank] || rank),
       h("span", { class: "suit" }, SUITS[suit] || suit));
   }
@@ -135,7 +135,7 @@
       this.el.title.textContent = `${names[0]} vs ${names[1]}`;
       document.title = `${names[0]} vs ${names[1]} \u2014 gin-referee`;
       const tc = data.time_control || {};
-      const bits = [data.match_id && `match id ${data.match_id}`, data.rules && `${data.rules.name} rules`,
+      const bits = [data.match_id && data.match_id !== "match" && `match id ${data.match_id}`, data.rules && `${data.rules.name} rules`,
         tc.move_ms !== undefined && `${tc.move_ms / 1000} s a move + ${tc.bank_ms / 1000} s bank a game`,
         data.policy && `faults: ${data.policy}`, data.seed !== undefined && data.seed !== null && `seed ${data.seed}`,
         data.complete === false && "record incomplete (no match end)"];
