@@ -9,7 +9,7 @@ bot's ``request`` gives a policy through :mod:`protocol.policy`. Agents ``player
 >>> env.reset(seed=1)
 >>> obs, reward, terminated, truncated, info = env.last()
 >>> obs["observation"].shape, int(obs["action_mask"].sum()), env.agent_selection
-((331,), 2, 'player_0')
+((331,), 2, 'player_1')
 """
 
 from __future__ import annotations
