@@ -37,6 +37,7 @@ from referee.rules import (
     PASS_UPCARD,
     TAKE_DISCARD,
     Action,
+    Card,
     GameState,
     HandState,
     IllegalAction,
@@ -165,9 +166,22 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new episode; ``seed`` reseeds the deals (and the first dealer)."""
+        """Start a new episode; ``seed`` reseeds the deals (and the first dealer).
+
+        ``options`` may set the first hand: ``deck`` (52 cards, as :class:`~referee.rules.Card`
+        or text, in deal order, as a record's ``deck``), ``dealer``, and, for a hand
+        episode, ``scores`` (the game scores the views show, as a record's ``scores_before``).
+        """
         if seed is not None:
             self._rng = random.Random(seed)
+        deck: tuple[Card, ...] | None = None
+        scores = (0, 0)
+        if options and "deck" in options:
+            deck = tuple(c if isinstance(c, Card) else Card.parse(c) for c in options["deck"])
+            given = options.get("scores", (0, 0))
+            scores = (int(given[0]), int(given[1]))
+            if scores != (0, 0) and self.episode == "game":
+                raise ValueError("a game episode starts at scores (0, 0)")
         self.agents = list(AGENTS)
         self.rewards = {a: 0.0 for a in AGENTS}
         self._cumulative_rewards = {a: 0.0 for a in AGENTS}
@@ -177,8 +191,10 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
         self._rewarded = False
         self.hands_played = 0
         dealer = self._rng.randrange(2) if self.first_dealer is None else self.first_dealer
+        if options and "dealer" in options:
+            dealer = int(options["dealer"])
         self.game = new_game(self.rules, first_dealer=dealer) if self.episode == "game" else None
-        self._deal(dealer, (0, 0))
+        self._deal(dealer, scores, deck)
 
     def observe(self, agent: str) -> dict[str, Any]:
         """The agent's observation: ``observation``, ``action_mask`` (and ``view``)."""
@@ -252,12 +268,16 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
 
     # ------------------------------------------------------------------ inside
 
-    def _deal(self, dealer: int, scores: tuple[int, int]) -> None:
-        state = deal(self.rules, shuffled_deck(self._rng), dealer=dealer, scores=scores)
+    def _deal(
+        self, dealer: int, scores: tuple[int, int], deck: tuple[Card, ...] | None = None
+    ) -> None:
+        if deck is None:
+            deck = shuffled_deck(self._rng)
+        state = deal(self.rules, deck, dealer=dealer, scores=scores)
         stock = [0] * 53
-        deck = state.deck
+        order = state.deck
         for i in range(51, -1, -1):
-            stock[i] = stock[i + 1] | 1 << deck[i]
+            stock[i] = stock[i + 1] | 1 << order[i]
         self._stock = stock
         target = self.rules.target
         doubled = state.multiplier > 1
