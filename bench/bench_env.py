@@ -27,8 +27,6 @@ import statistics
 import time
 from collections.abc import Callable
 
-import numpy as np
-
 from bench.common import machine
 from referee.env import GinRummyEnv, env
 from referee.rules import STANDARD, apply, deal, legal_actions, shuffled_deck
@@ -53,7 +51,7 @@ def env_loop(make: Callable[[], object]) -> Loop:
                 if terminated or truncated:
                     aec.step(None)  # type: ignore[attr-defined]
                     continue
-                legal = np.flatnonzero(obs["action_mask"])
+                legal = obs["action_mask"].nonzero()[0]
                 aec.step(int(legal[int(rng.random() * len(legal))]))  # type: ignore[attr-defined]
                 steps += 1
             hands += 1

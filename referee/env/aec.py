@@ -72,7 +72,8 @@ ACTIONS: tuple[Action, ...] = (
     BIG_GIN,
 )
 """The rules action of each action number (:mod:`protocol.encoding`)."""
-_NUMBER = {id(action): i for i, action in enumerate(ACTIONS)}
+_BIT = {id(action): 1 << i for i, action in enumerate(ACTIONS)}
+"""Each interned rules action's bit in the action mask, by identity (the rules intern them)."""
 _FULL = (1 << 52) - 1
 _PHASES = {phase: PHASE_INDEX[phase.value] for phase in Phase}
 _OVER = Phase.HAND_OVER
@@ -238,10 +239,7 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
         if state.result is None:
             self.state = state
             self._legal = legal = legal_actions(state)
-            bits = 0
-            for each in legal:
-                bits |= 1 << _NUMBER[id(each)]
-            self._legal_mask = bits
+            self._legal_mask = sum(map(_BIT.__getitem__, map(id, legal)))
             self.agent_selection = AGENTS[state.to_act]
             return
         self.state = state
@@ -293,7 +291,7 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
         )
         self.state = state
         self._legal = legal = legal_actions(state)
-        self._legal_mask = sum(1 << _NUMBER[id(each)] for each in legal)
+        self._legal_mask = sum(map(_BIT.__getitem__, map(id, legal)))
         self.agent_selection = AGENTS[state.to_act]
 
     def _end_hand(self, state: HandState) -> None:
