@@ -48,7 +48,7 @@ def ours_hands_per_second(seconds: float, seed: int) -> tuple[float, float]:
 def openspiel_hands_per_second(seconds: float, seed: int) -> float | None:
     """The same loop on OpenSpiel's gin_rummy, or None when it is not installed."""
     try:
-        import pyspiel  # type: ignore[import-not-found]
+        import pyspiel
     except ImportError:
         return None
     rng = random.Random(seed)

@@ -1,0 +1,82 @@
+"""A single-agent Gymnasium environment: one seat learns, a policy plays the other.
+
+The opponent is any :data:`~protocol.policy.Policy` (a callable from the observation dict to
+an action number), the same kind of callable :mod:`protocol.policy` runs as a bot.
+
+>>> from protocol.policy import random_policy
+>>> single = GinRummySingleEnv(opponent=random_policy(seed=1))
+>>> obs, info = single.reset(seed=3)
+>>> obs["observation"].shape, single.action_masks().dtype
+((331,), dtype('int8'))
+"""
+
+from __future__ import annotations
+
+from typing import Any, SupportsFloat
+
+import gymnasium
+
+from protocol.policy import Policy, random_policy
+from referee.env.aec import AGENTS, GinRummyEnv
+
+__all__ = ["GinRummySingleEnv", "Policy", "random_policy"]
+
+
+class GinRummySingleEnv(gymnasium.Env[dict[str, Any], int]):
+    """:class:`~referee.env.aec.GinRummyEnv` from one seat's side.
+
+    ``seat``: the learner's seat (0 or 1), or None to draw it from the seed at each reset.
+    The other keyword arguments go to :class:`~referee.env.aec.GinRummyEnv`. The reward of a
+    step is what the learner earned from its action to its next decision (or the end).
+    ``action_masks()`` gives the mask (the sb3-contrib ``MaskablePPO`` convention); it is
+    also ``observation["action_mask"]``.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"]}  # noqa: RUF012 (Gymnasium's convention)
+
+    def __init__(self, *, opponent: Policy, seat: int | None = 0, **kwargs: Any) -> None:
+        if seat not in (None, 0, 1):
+            raise ValueError(f"seat must be 0, 1 or None, not {seat!r}")
+        self.aec = GinRummyEnv(**kwargs)
+        self.opponent = opponent
+        self.fixed_seat = seat
+        self.seat = 0 if seat is None else seat
+        self.agent = AGENTS[self.seat]
+        self.observation_space = self.aec.observation_space(self.agent)
+        self.action_space = self.aec.action_space(self.agent)  # type: ignore[assignment]
+        self.render_mode = self.aec.render_mode
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A new episode; the opponent moves until the learner is to act."""
+        super().reset(seed=seed)
+        self.aec.reset(seed=seed, options=options)
+        if self.fixed_seat is None:
+            self.seat = int(self.np_random.integers(2))
+            self.agent = AGENTS[self.seat]
+        obs, _, _, _, _ = self._play_opponent()
+        return obs, {}
+
+    def step(self, action: int) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
+        """The learner's action, then the opponent's until the learner is to act again."""
+        self.aec.step(action)
+        return self._play_opponent()
+
+    def _play_opponent(self) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        aec = self.aec
+        while aec.agent_selection != self.agent and not aec.terminations[self.agent]:
+            other = aec.agent_selection
+            aec.step(None if aec.terminations[other] else self.opponent(aec.observe(other)))
+        reward = aec._cumulative_rewards[self.agent]
+        aec._cumulative_rewards[self.agent] = 0.0
+        done = aec.terminations[self.agent]
+        return aec.observe(self.agent), float(reward), done, False, {}
+
+    def action_masks(self) -> Any:
+        """The learner's action mask (all zeros once the episode is over)."""
+        return self.aec.observe(self.agent)["action_mask"]
+
+    def render(self) -> str | None:
+        """The table as text."""
+        return self.aec.render()
