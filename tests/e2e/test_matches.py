@@ -50,7 +50,10 @@ async def test_events_add_up_whether_inline_or_separate(
     """Each tracker rebuilds the pile from its moves and the events and checks it against
     every request's view: one lost, duplicated or reordered event would crash it."""
     a, b = (f"{sys.executable} {BOTS / 'tracker.py'} {mode}" for mode in modes)
-    result = await play(a, b, tmp_path, games=2, policy=FaultPolicy.FORFEIT_MATCH)
+    # Random play seldom knocks (one game ran to 127 hands, past 90 s under CI's load): a cap of
+    # 12 hands a game bounds the work and still crosses a game boundary.
+    policy = FaultPolicy.FORFEIT_MATCH
+    result = await play(a, b, tmp_path, games=2, max_hands_per_game=12, policy=policy)
     assert result.reason == "normal" and result.games_played == 2
     assert not result.seats[0].faults and not result.seats[1].faults
     assert all("events are flowing" in text for text in stderr_texts(tmp_path))
