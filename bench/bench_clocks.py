@@ -113,7 +113,7 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
             probe.timeouts.append(
                 {"at": now, "decision": self.clock.decisions, "game": self.game,
                  "hand": self.hand, "starting": probe.starting, "started_last_s": recent,
-                 "window": (now - window - 0.01, now + 0.1)}
+                 "window": (now - window - 0.01, now + 0.1), "detail": detail}
             )  # fmt: skip
         return saved_fault(self, kind, detail, **kw)
 

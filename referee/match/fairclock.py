@@ -29,10 +29,13 @@ and ``wall - charged`` is excused. Two properties follow:
   several cores in parallel at its wall time, not the sum of its cores' time).
 
 Blocked time (I/O, sleep, waiting for its own other thread) is not run-queue delay: it is
-charged. Only a turn that started from a sample taken when the turn began measures that turn
-alone; otherwise (see below) the sample before it is the latest one taken, which adds the
-activity since then to both the delay and the CPU time: more delay is excused, but more CPU is
-charged, and the guard holds for any earlier base.
+charged. A turn sampled when it began measures that turn alone. Otherwise (see below) its
+delay is counted from the latest sample taken, which excuses more (the delay since then), and
+its CPU is still the turn's own: the seat cgroup's counter, read at every turn's start (one
+``pread``, :meth:`Meter.cpu_now`), so the guard holds exactly; for a seat without a cgroup,
+counted from the turn's first check, so the first budget of such a turn is judged by its
+delay alone (a bot that is not confined could do worse anyway). CPU a seat used before the
+turn (pondering on the opponent's time, earlier turns) is never charged to it.
 
 Where the counters are read (so that an instant reply costs nothing): a seat's first sample is
 taken when its hello arrives (:func:`wait_for_hellos`); from then on, a turn is sampled at its
@@ -92,6 +95,10 @@ class Meter(Protocol):
 
     def growth(self, before: Sample, after: Sample) -> tuple[int, int]:
         """(run-queue delay, CPU time) between two samples, in ns."""
+        ...
+
+    def cpu_now(self) -> int | None:
+        """The seat's CPU time so far (ns) if one cheap read gives it, else None."""
         ...
 
 
@@ -157,6 +164,12 @@ class FairClock:
         """The latest sample taken (the base of a turn not sampled at its start)."""
         self._turn_base: Sample | None = None
         """The current turn's base, once it has one."""
+        self._exact = False
+        """Whether ``_turn_base`` was taken when the turn (or the start-up wait) began."""
+        self._turn_cpu: int | None = None
+        """The seat's CPU when a turn not sampled at its start began (the cheap reading)."""
+        self._cpu_from: Sample | None = None
+        """Without that reading: the first check of the turn, where its CPU is counted from."""
         self._watch = 0
         self.samples = 0
         """Samples taken (what the common path does not pay)."""
@@ -166,21 +179,33 @@ class FairClock:
         return self._meter.sample()
 
     def mark(self) -> None:
-        """Take a sample now: the base of the next turns until a fresher one."""
-        self._last = self._sample()
+        """Take a sample now: the base of what is measured next (the start-up wait), and of
+        the next turns until a fresher one."""
+        self._turn_base = self._last = self._sample()
+        self._exact, self._turn_cpu, self._cpu_from = True, None, None
 
     def begin(self) -> None:
         """A turn starts (called just before its request is sent)."""
-        self._turn_base = None
+        self._turn_base, self._exact, self._turn_cpu, self._cpu_from = None, False, None, None
         if self._watch > 0:
             self._turn_base = self._last = self._sample()
+            self._exact = True
+        else:
+            self._turn_cpu = self._meter.cpu_now()
 
     def measure(self, wall: float) -> Charge:
         """The current turn so far, ``wall`` seconds long."""
         now = self._sample()
-        base = self._turn_base or self._last or now
-        self._turn_base, self._last = base, now
-        delay_ns, cpu_ns = self._meter.growth(base, now)
+        if self._turn_base is None:
+            self._turn_base = self._last or now
+        delay_ns, cpu_ns = self._meter.growth(self._turn_base, now)
+        self._last = now
+        if not self._exact:  # the base is older than the turn: its CPU is not all the turn's
+            if self._turn_cpu is not None:
+                cpu_ns = now.cpu_ns - self._turn_cpu
+            else:
+                self._cpu_from = self._cpu_from or now
+                cpu_ns = self._meter.growth(self._cpu_from, now)[1]
         delay, cpu = delay_ns / 1e9, cpu_ns / 1e9
         return Charge(wall, fair_charge(wall, delay, cpu), delay, cpu)
 
@@ -191,7 +216,7 @@ class FairClock:
         if self._turn_base is None and not slow:
             return None
         charge = self.measure(wall)
-        self._turn_base = None
+        self._turn_base, self._exact = None, False
         self._watch = WATCH_TURNS if slow else self._watch - 1
         return charge
 

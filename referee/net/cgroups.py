@@ -134,6 +134,8 @@ class SeatCgroup:
         self._watch: tuple[asyncio.AbstractEventLoop, int] | None = None
         self._oom_seen = 0
         self._final: tuple[int, int, int] | None = None
+        self._cpu_fd: int | None = None
+        """The CPU counter, kept open (:meth:`cpu_usage_ns`); closed by :meth:`close`."""
 
     @classmethod
     def create(cls, *, memory: int, processes: int, nice: int) -> SeatCgroup:
@@ -197,15 +199,26 @@ class SeatCgroup:
         return self._counter("pids", "pids.events", "max")
 
     def cpu_usage_ns(self) -> int:
-        """CPU time used by all processes of the group, in ns (0 on v1 without cpuacct)."""
+        """CPU time used by all processes of the group, in ns (0 on v1 without cpuacct).
+
+        One ``pread`` of a file kept open (about 2 us): cheap enough for every decision."""
         if self._final is not None:
             return self._final[2]
-        if "cpuacct" in self._dirs:
-            try:
-                return int(read(f"{self._dirs['cpuacct']}/cpuacct.usage"))
-            except (OSError, ValueError):
-                return 0
-        return self._counter("cpu", "cpu.stat", "usage_usec") * 1000
+        if not self.counts_cpu:
+            return 0
+        try:
+            if self._cpu_fd is None:
+                if "cpuacct" in self._dirs:
+                    path = f"{self._dirs['cpuacct']}/cpuacct.usage"
+                else:
+                    path = f"{self._dirs['cpu']}/cpu.stat"
+                self._cpu_fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            text = os.pread(self._cpu_fd, 4096, 0).decode("ascii")
+            if "cpuacct" in self._dirs:
+                return int(text)
+            return parse_flat_keyed(text).get("usage_usec", 0) * 1000
+        except (OSError, ValueError):
+            return 0
 
     @property
     def counts_cpu(self) -> bool:
@@ -285,6 +298,9 @@ class SeatCgroup:
         if self._made:  # read them live (again, if an earlier close left a directory)
             self._final = None
             self._final = (self.oom_kills(), self.pids_refused(), self.cpu_usage_ns())
+        if self._cpu_fd is not None:
+            os.close(self._cpu_fd)
+            self._cpu_fd = None
         patient, left = True, []  # wait for one busy directory, not for each of them
         for path in reversed(self._made):
             if not remove(path, patient=patient):

@@ -17,7 +17,8 @@ of the interval between them; what those are worth to a clock is the match layer
 
 Nothing here runs unless asked: a sample is a few small ``/proc`` reads (about 30-60 us for a
 Python bot's five tasks, measured in bench/bench_clocks.py), taken where a deadline is
-checked, not per message.
+checked, not per message. :meth:`RunQueueMeter.cpu_now` is the one cheap reading (one
+``pread`` of the cgroup's CPU counter), which the match layer takes at every turn's start.
 
 What the kernel must offer: ``/proc/PID/task/TID/schedstat`` (``CONFIG_SCHED_INFO``, set
 wherever ``CONFIG_SCHEDSTATS`` or task delay accounting is, as in every distribution kernel
@@ -175,6 +176,11 @@ class RunQueueMeter:
         if self._cgroup_cpu_ns is None:
             cpu_ns = sum(runs.values())
         return Sample(cpu_ns, delays, runs, _own_delay())
+
+    def cpu_now(self) -> int | None:
+        """The seat's CPU time so far in ns where one cheap read gives it (its cgroup's
+        counter, every process of the seat, ended ones included), else None."""
+        return None if self._cgroup_cpu_ns is None else self._cgroup_cpu_ns()
 
     def growth(self, before: Sample, after: Sample) -> tuple[int, int]:
         """:func:`growth` with this meter's source of CPU time."""

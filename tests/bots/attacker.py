@@ -202,7 +202,7 @@ def burn(count: int) -> None:
 
 def children_memory(count: int, mebibytes: int) -> None:
     """Start ``count`` children that each touch ``mebibytes`` MiB and keep it (the parent
-    itself stays small); wait (at most 30 s) until they all hold it or one is gone."""
+    itself stays small); wait until they all hold it or one is gone."""
     ready_r, ready_w = os.pipe()
     children = []
     for _ in range(count):
@@ -218,8 +218,7 @@ def children_memory(count: int, mebibytes: int) -> None:
         children.append(pid)
     os.close(ready_w)
     held = 0
-    deadline = time.monotonic() + 30
-    while held < count and time.monotonic() < deadline:
+    while held < count:  # no time limit: touching the pages of a loaded machine takes long
         if any(os.waitpid(pid, os.WNOHANG)[0] for pid in children):
             break  # one was killed: the seat is over its limit
         held += len(os.read(ready_r, 16)) if select.select([ready_r], [], [], 0.1)[0] else 0

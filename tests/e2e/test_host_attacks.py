@@ -224,8 +224,10 @@ async def test_a_cpu_burner_cannot_starve_the_other_seat(tmp_path: Path) -> None
         assert spec.command is not None
         specs.append(replace(spec, command=replace(spec.command, sandbox="namespaces")))
     time = replace(FAST, move=0.5, bank=0.0, grace=0.0, startup=30.0)
+    # One hand (about 30 decisions, 5 s of the victim's CPU): two took past the test's timeout
+    # on a machine loaded from outside, where the victim's seat gets a small share of a core.
     config = MatchConfig(
-        games=1, time=time, seed=7, policy=FaultPolicy.STRIKE, strikes=1000, max_hands_per_game=2
+        games=1, time=time, seed=7, policy=FaultPolicy.STRIKE, strikes=1000, max_hands_per_game=1
     )
     result = await run_match(config, (specs[0], specs[1]), out_dir=tmp_path, kill_grace=0.5)
     assert result.sandbox.endswith("+cgroup")

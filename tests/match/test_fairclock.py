@@ -25,6 +25,16 @@ class ScriptedMeter:
     def growth(self, before: Sample, after: Sample) -> tuple[int, int]:
         return growth(before, after, from_cgroup=True)
 
+    def cpu_now(self) -> int | None:
+        return self.cpu
+
+
+class UncountedMeter(ScriptedMeter):
+    """A seat without a cgroup: no cheap reading of its CPU."""
+
+    def cpu_now(self) -> int | None:
+        return None
+
 
 def test_waiting_for_a_core_is_excused_running_is_charged() -> None:
     assert fair_charge(0.2, 0.19, 0.004) == pytest.approx(0.01)
@@ -103,3 +113,48 @@ async def test_the_start_up_limit_counts_time_the_bot_could_run() -> None:
     assert finished == {waits[0]}
     assert charges[0] is not None and charges[0].charged < 0.1
     assert charges[1] is not None and charges[1].charged >= 0.1
+
+
+def test_cpu_used_before_an_unsampled_turn_is_not_charged_to_it() -> None:
+    """A bot that pondered 80 ms on the opponent's time, then waited 45 ms of a 50 ms turn for
+    a core and answered with 2 ms of CPU: the turn's own CPU is charged, not the pondering
+    (charging it once timed out instant bots at 50 ms under load)."""
+    meter = ScriptedMeter()
+    clock = FairClock(meter)
+    clock.mark()
+    meter.cpu = 80 * MS  # between turns
+    clock.begin()  # not watched: no sample, one cheap reading of the CPU
+    assert clock.samples == 1
+    meter.cpu += 2 * MS
+    meter.delays = {1: 45 * MS}
+    more, charge = clock.extension(0.05, 0.05)
+    assert charge.cpu == pytest.approx(0.002)
+    assert more is not None and charge.charged == pytest.approx(0.005)
+
+
+def test_the_guard_still_counts_all_of_the_turns_own_cpu() -> None:
+    """Eight threads queued side by side in an unsampled turn: the summed delay excuses the
+    wall time, the turn's 50 ms of CPU are charged: out of time."""
+    meter = ScriptedMeter()
+    clock = FairClock(meter)
+    clock.mark()
+    meter.cpu = 30 * MS
+    clock.begin()
+    meter.cpu += 50 * MS
+    meter.delays = {tid: 400 * MS for tid in range(8)}
+    more, charge = clock.extension(0.4, 0.05)
+    assert more is None and charge.charged == pytest.approx(0.05)
+
+
+def test_without_a_cgroup_the_cpu_counts_from_the_first_check() -> None:
+    meter = UncountedMeter()
+    clock = FairClock(meter)
+    clock.mark()
+    meter.cpu = 80 * MS
+    clock.begin()
+    meter.delays = {1: 45 * MS}
+    more, charge = clock.extension(0.05, 0.05)
+    assert more is not None and charge.cpu == 0 and charge.charged == pytest.approx(0.005)
+    meter.cpu += 50 * MS  # it computes from here on: charged, out of time
+    more, charge = clock.extension(0.1, 0.05)
+    assert more is None and charge.cpu == pytest.approx(0.05)
