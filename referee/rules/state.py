@@ -40,7 +40,7 @@ from referee.rules.melds import _knock_discards, deadwood_mask
 from referee.rules.ruleset import RuleSet
 from referee.rules.scoring import HandResult
 
-__all__ = ["HandState", "Phase", "deal", "legal_actions", "shuffled_deck"]
+__all__ = ["HandState", "Phase", "deal", "discard_options", "legal_actions", "shuffled_deck"]
 
 _STOCK_START = 21
 _WALL = 2
@@ -211,3 +211,21 @@ def legal_actions(state: HandState) -> tuple[Action, ...]:
     if phase is _P_FIRST:
         return _STOCK_ONLY if state.passes >= 2 else _FIRST_UPCARD
     return ()
+
+
+def discard_options(state: HandState) -> tuple[int, int, bool]:
+    """The legal actions of a discard phase as masks, for callers that number actions
+    themselves (the learning environment's action mask): ``(discards, knocks, big_gin)``, the
+    cards that may be discarded, those that may be discarded with a knock (the engine choosing
+    the melds), and whether big gin may be declared. :func:`legal_actions` lists the same.
+    """
+    hand = state.hands[state.to_act]
+    allowed = hand & ~(1 << state.taken) if state.taken >= 0 else hand
+    found = _knock_discards(hand, state.knock_limit)
+    if not found:
+        return allowed, 0, False
+    knocks = 0
+    for i in found:
+        knocks |= 1 << i
+    big = state.rules.big_gin_bonus is not None and deadwood_mask(hand) == 0
+    return allowed, knocks & allowed, big

@@ -1,0 +1,109 @@
+"""The environment's observation of a rules state: :func:`fill` writes it into a buffer.
+
+:func:`fill` is the compiled writer (``referee/env/_observe.c``) when the install had a C
+compiler, else :func:`python_fill`; ``GIN_REFEREE_PURE_PYTHON=1`` asks for the Python one.
+Both write the numbers of :func:`protocol.encoding.encode` (tests/env/test_observe.py checks
+them against each other and against the protocol's :func:`~protocol.encoding.encode_view`), so
+the observation is the one a bot's policy gets from its ``request`` (:mod:`protocol.policy`).
+
+The arguments: ``out``, an ``int8`` buffer of :data:`SIZE` bytes (the observation, then the
+action mask); the state; the seat it is for; ``stock``, the deal's :func:`stock_masks`;
+``fixed``, the seat's :func:`fixed_bytes` for the hand; ``legal``, the legal actions as a mask
+over the action numbers (written only when the seat is to act).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from protocol.encoding import LAYOUT, NUM_ACTIONS, OBS_SIZE, PHASE_INDEX, encode, turn_bits
+from referee.rules import HandState, Phase
+
+__all__ = ["COMPILED", "SIZE", "fill", "fixed_bytes", "python_fill", "stock_masks"]
+
+SIZE = OBS_SIZE + NUM_ACTIONS
+"""Bytes of a filled buffer: the observation, then the action mask."""
+_FULL = (1 << 52) - 1
+_TO_ACT = LAYOUT["to_act"][0]
+_PHASES = {phase: PHASE_INDEX[phase.value] for phase in Phase}
+_OVER = Phase.HAND_OVER
+
+Fill = Callable[[Any, HandState, int, list[int], bytes, int], None]
+"""The signature of :func:`fill`."""
+
+
+def stock_masks(deck: Sequence[int]) -> list[int]:
+    """For each stock position 0..52 of a deck order, the mask of the cards from there on."""
+    masks = [0] * 53
+    for i in range(51, -1, -1):
+        masks[i] = masks[i + 1] | 1 << deck[i]
+    return masks
+
+
+def fixed_bytes(misc: int) -> bytes:
+    """The bytes a seat's observation has set all hand long: ``misc`` is
+    :func:`protocol.encoding.hand_bits` (dealer, doubled, knock limit, scores)."""
+    value = misc << _TO_ACT
+    bits = np.unpackbits(
+        np.frombuffer(value.to_bytes((SIZE + 7) // 8, "little"), np.uint8), bitorder="little"
+    )
+    return bits[:SIZE].tobytes()
+
+
+def python_fill(
+    out: Any, state: HandState, seat: int, stock: list[int], fixed: bytes, legal: int
+) -> None:
+    """The observation and the mask through :func:`protocol.encoding.encode` (the general
+    path, and the fallback of :func:`fill`)."""
+    h0, h1 = state.hands
+    pile = state.discard_pile
+    top = 1 << pile[-1] if pile else 0
+    mine = state.to_act == seat and state.phase is not _OVER
+    obs, mask = encode(
+        h1 if seat else h0,
+        top,
+        _FULL & ~(h0 | h1 | stock[state.stock_pos] | top),
+        state.known[1 - seat],
+        1 << state.taken if mine and state.taken >= 0 else 0,
+        _PHASES[state.phase],
+        turn_bits(mine, (h0 if seat else h1).bit_count() == 11, len(state.deck) - state.stock_pos),
+        legal if mine else 0,
+    )
+    target = np.asarray(out)
+    target[:OBS_SIZE] = obs
+    target[OBS_SIZE:] = mask
+    target |= np.frombuffer(fixed, np.int8)
+
+
+def _compiled() -> Fill | None:
+    """The compiled writer, set up for this layout, or None (not built, or
+    ``GIN_REFEREE_PURE_PYTHON`` set)."""
+    if os.environ.get("GIN_REFEREE_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:  # (by name, as referee.match.request loads its writer)
+        module = importlib.import_module("referee.env._observe")
+    except ImportError:  # installed without a C compiler: the Python writer
+        return None
+    fields = HandState._fields
+    names = ("deck", "hands", "stock_pos", "discard_pile", "phase", "to_act", "taken", "known")
+    phases = sorted(Phase, key=lambda phase: PHASE_INDEX[phase.value])
+    blocks = ("top", "pile", "opp_known", "taken", "phase", "to_act", "opp_eleven", "stock")
+    module.setup(
+        tuple(fields.index(name) for name in names),
+        tuple(phases),
+        (*(LAYOUT[block][0] for block in blocks), OBS_SIZE, NUM_ACTIONS),
+    )
+    writer: Fill = module.fill
+    return writer
+
+
+_COMPILED_FILL = _compiled()
+COMPILED = _COMPILED_FILL is not None
+"""Whether :func:`fill` is the compiled writer."""
+fill: Fill = python_fill if _COMPILED_FILL is None else _COMPILED_FILL
+"""Write a seat's observation and mask (see the module docstring)."""
