@@ -1,5 +1,7 @@
-"""The compiled request writer (``referee/match/_request.c``, docs/performance.md) and the
-learning environment's compiled observation writer (``referee/env/_observe.c``, docs/env.md).
+"""The compiled helpers (docs/performance.md): the request writer
+(``referee/match/_request.c``), the rules' legal actions and common moves
+(``referee/rules/_legal.c``, ``referee/rules/_moves.c``) and the learning environment's
+observation writer (``referee/env/_observe.c``).
 
 Everything else about the package is in ``pyproject.toml``. The extensions are optional: an
 install without a C compiler or Python's headers still succeeds, and the referee then uses the
@@ -13,6 +15,18 @@ setup(
         Extension(
             "referee.match._request",
             sources=["referee/match/_request.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "referee.rules._legal",
+            sources=["referee/rules/_legal.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "referee.rules._moves",
+            sources=["referee/rules/_moves.c"],
             optional=True,
             extra_compile_args=["-O2"],
         ),

@@ -14,8 +14,6 @@ over the action numbers (written only when the seat is to act).
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +21,7 @@ import numpy as np
 
 from protocol.encoding import LAYOUT, NUM_ACTIONS, OBS_SIZE, PHASE_INDEX, encode, turn_bits
 from referee.rules import HandState, Phase
+from referee.rules.compiled import compiled_module
 
 __all__ = ["COMPILED", "SIZE", "fill", "fixed_bytes", "python_fill", "stock_masks"]
 
@@ -83,11 +82,8 @@ def python_fill(
 def _compiled() -> Fill | None:
     """The compiled writer, set up for this layout, or None (not built, or
     ``GIN_REFEREE_PURE_PYTHON`` set)."""
-    if os.environ.get("GIN_REFEREE_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:  # (by name, as referee.match.request loads its writer)
-        module = importlib.import_module("referee.env._observe")
-    except ImportError:  # installed without a C compiler: the Python writer
+    module = compiled_module("referee.env._observe")
+    if module is None:
         return None
     fields = HandState._fields
     names = ("deck", "hands", "stock_pos", "discard_pile", "phase", "to_act", "taken", "known")
