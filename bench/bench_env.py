@@ -11,7 +11,10 @@ Measured per round, in turn:
 - ``rules``: the plain rules API (``deal``, ``legal_actions``, ``apply``), no observation;
 - ``openspiel``: pyspiel's ``gin_rummy``, ``observation_tensor()`` for the player to act at each
   decision (steps/s), and without it (hands/s, as ``rules``);
-- ``rlcard``: ``rlcard.make("gin-rummy")``, whose ``step`` builds the next observation.
+- ``rlcard``: ``rlcard.make("gin-rummy")``, whose ``step`` builds the next observation;
+- with ``--bot CMD``, ``bot_opponent``: :class:`referee.toolkit.BotOpponentEnv` against that
+  bot, the learner's seat played at random (a step is one of the learner's decisions; each
+  round starts a match, and the time includes the bot's start).
 
 OpenSpiel and RLCard are optional (``pip install open_spiel rlcard``): a missing one is
 reported as skipped. A step is one player decision (chance nodes are not counted). Each loop
@@ -24,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import statistics
 import time
 from collections.abc import Callable
@@ -31,6 +35,7 @@ from collections.abc import Callable
 from bench.common import machine
 from referee.env import GinRummyEnv, env
 from referee.rules import STANDARD, apply, deal, legal_actions, shuffled_deck
+from referee.toolkit import BotOpponentEnv
 
 Loop = Callable[[float, int], tuple[float, float]]
 """``(seconds, seed) -> (steps/s, hands/s)``."""
@@ -157,6 +162,36 @@ RATIOS = {
 """Each ratio: (numerator loop, denominator loop, 0 for steps/s or 1 for hands/s)."""
 
 
+def bot_loop(command: str) -> Loop:
+    """Random legal play of the learner's seat of :class:`referee.toolkit.BotOpponentEnv`
+    against the bot ``command`` (a step is one of the learner's decisions; one match per
+    round, its start included)."""
+
+    def run(seconds: float, seed: int) -> tuple[float, float]:
+        single = BotOpponentEnv(shlex.split(command))
+        rng = random.Random(seed)
+        steps = hands = 0
+        start = time.perf_counter()
+        deadline = start + seconds
+        try:
+            obs, _ = single.reset(seed=seed)
+            while time.perf_counter() < deadline:
+                legal = obs["action_mask"].nonzero()[0]
+                obs, _, terminated, truncated, _ = single.step(
+                    int(legal[int(rng.random() * len(legal))])
+                )
+                steps += 1
+                if terminated or truncated:
+                    hands += 1
+                    obs, _ = single.reset()
+        finally:
+            single.close()
+        elapsed = time.perf_counter() - start
+        return steps / elapsed, hands / elapsed
+
+    return run
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the interleaved rounds after a warm-up and print a JSON summary: each loop's
     median, min and max over the rounds, and each ratio computed round by round (the loops of
@@ -165,6 +200,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="per loop per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=float, default=0.5, help="seconds per loop, not counted")
+    parser.add_argument("--bot", help="also a bot command as BotOpponentEnv's opponent")
     args = parser.parse_args(argv)
     loops: dict[str, Loop | str] = {
         "env": env_loop(GinRummyEnv),
@@ -174,6 +210,8 @@ def main(argv: list[str] | None = None) -> None:
         "openspiel_plain": openspiel_loop(observe=False),
         "rlcard": rlcard_loop(),
     }
+    if args.bot:
+        loops["bot_opponent"] = bot_loop(args.bot)
     for loop in loops.values():
         if not isinstance(loop, str) and args.warmup > 0:
             loop(args.warmup, 1)

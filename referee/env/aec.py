@@ -22,7 +22,7 @@ import numpy as np
 from pettingzoo import AECEnv
 
 from protocol.encoding import NUM_ACTIONS, OBS_SIZE, hand_bits
-from referee.env.observe import SIZE, fill, fixed_bytes, stock_masks
+from referee.env.observe import fixed_bytes, observation, stock_masks
 from referee.env.spaces import ViewSpace, wire_view
 from referee.rules import (
     BIG_GIN,
@@ -77,8 +77,6 @@ _STOCK_MASK = 0b1
 """draw_stock alone (both seats passed the first upcard)."""
 _KNOCK_SHIFT = 55
 _BIG_GIN_BIT = 1 << 107
-_EMPTY = np.empty
-_INT8 = np.int8
 
 
 def legal_mask(state: HandState) -> int:
@@ -216,9 +214,7 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
     def observe(self, agent: str) -> dict[str, Any]:
         """The agent's observation: ``observation``, ``action_mask`` (and ``view``)."""
         seat = 0 if agent == "player_0" else 1
-        buf = _EMPTY(SIZE, _INT8)
-        fill(buf, self.state, seat, self._stock, self._fixed[seat], self._legal_mask)
-        obs, mask = buf[:OBS_SIZE], buf[OBS_SIZE:]
+        obs, mask = observation(self.state, seat, self._stock, self._fixed[seat], self._legal_mask)
         if self.with_view:
             view = wire_view(observe(self.state, seat))
             return {"observation": obs, "action_mask": mask, "view": view}

@@ -15,10 +15,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.encoding import OBS_SIZE, encode_view, hand_bits
+from protocol.encoding import encode_view, hand_bits
 from referee.env import ACTIONS
 from referee.env.aec import legal_mask
-from referee.env.observe import COMPILED, SIZE, fill, fixed_bytes, python_fill, stock_masks
+from referee.env.observe import (
+    COMPILED,
+    SIZE,
+    fill,
+    fixed_bytes,
+    observation,
+    python_observation,
+    stock_masks,
+)
 from referee.env.spaces import wire_view
 from referee.match.wire import to_wire_action
 from referee.rules import (
@@ -88,16 +96,21 @@ def test_the_writers_agree_with_the_protocols_encoding(
         )
     )
     legal = legal_mask(state)
-    general = np.empty(SIZE, np.int8)
-    python_fill(general, state, seat, stock, fixed, legal)
-    fast = np.full(SIZE, 7, np.int8)  # every byte is written
-    fill(fast, state, seat, stock, fixed, legal)
-    assert np.array_equal(fast, general)
+    general = python_observation(state, seat, stock, fixed, legal)
+    fast = observation(state, seat, stock, fixed, legal)
+    assert all(a.dtype == np.int8 for a in (*general, *fast))
+    assert np.array_equal(fast[0], general[0]) and np.array_equal(fast[1], general[1])
+    if fill is not None:
+        written = np.full(SIZE, 7, np.int8)  # every byte is written
+        fill(written, state, seat, stock, fixed, legal)
+        assert np.array_equal(written, np.concatenate(general))
     view = wire_view(observe(state, seat))
     wire = tuple(to_wire_action(a) for a in legal_actions(state)) if state.to_act == seat else ()
     obs, mask = encode_view(view, wire, target=target)
-    assert np.array_equal(general[:OBS_SIZE], obs)
-    assert np.array_equal(general[OBS_SIZE:], mask)
+    assert np.array_equal(general[0], obs) and np.array_equal(general[1], mask)
+    # bytes that fixed_bytes did not make are read back alike
+    again = python_observation(state, seat, stock, bytes(bytearray(fixed)), legal)
+    assert np.array_equal(again[0], obs)
 
 
 @settings(max_examples=400, deadline=None)
@@ -117,7 +130,8 @@ def test_the_compiled_writer_is_in_use_where_it_is_required() -> None:
     """CI builds the extension: a build that silently fell back must not pass there."""
     if REQUIRED:
         assert COMPILED, "GIN_REFEREE_REQUIRE_COMPILED is set but the Python writer is in use"
-    assert (fill is python_fill) is not COMPILED
+    assert (observation is python_observation) is not COMPILED
+    assert (fill is not None) is COMPILED
 
 
 @pytest.mark.skipif(
@@ -125,6 +139,7 @@ def test_the_compiled_writer_is_in_use_where_it_is_required() -> None:
     reason="the compiled observation writer was not built here (no C compiler at install)",
 )
 def test_the_compiled_writer_refuses_what_it_does_not_know() -> None:
+    assert fill is not None
     state, target = reach(PRESETS["standard"], 3, 5, knock_first=False)
     stock, fixed = stock_masks(state.deck), bytes(SIZE)
     with pytest.raises(ValueError, match="whole observation"):
