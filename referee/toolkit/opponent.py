@@ -189,7 +189,8 @@ class BotOpponentEnv(gymnasium.Env[dict[str, Any], int]):
         super().reset(seed=seed)
         if options:
             raise ValueError("a match against a bot takes no reset options")
-        if seed is not None or self._match_over:
+        fresh = seed is not None or self._match_over
+        if fresh:
             self._stop_match()
             self._start_match(seed)
         elif self._pending is not None:
@@ -199,10 +200,17 @@ class BotOpponentEnv(gymnasium.Env[dict[str, Any], int]):
             item = self._get()
             if isinstance(item, Request):
                 return self._observe(item), {}
-            if isinstance(item, MatchEnd):  # the match ended between episodes: a new one
+            if isinstance(item, MatchEnd):
                 self._match_over = True
-                self._stop_match()
+                if fresh:  # a bot that cannot play (no start, no hello): say why, once
+                    self._stop_match()
+                    seats = () if self.result is None else self.result.seats
+                    faults = [f"{f.kind}: {f.detail}" for seat in seats for f in seat.faults]
+                    why = faults[0] if faults else item.reason
+                    raise RuntimeError(f"the match against the bot ended at once: {why}")
+                self._stop_match()  # the match ended between episodes: a new one
                 self._start_match(None)
+                fresh = True
 
     def step(self, action: int) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         """Play the learner's action; the bot plays until the learner is to act again or the

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from referee.match.clock import TimeControl
-from referee.net.process import BotProcess
+from referee.net.process import BotCommand, BotProcess
 from referee.toolkit import BotOpponentEnv
 
 pytestmark = pytest.mark.timeout(120)
@@ -128,3 +128,11 @@ def test_reset_mid_hand_and_after_the_match_goes_on(make: Any) -> None:
     assert env.result is not None and env.result.reason == "normal"
     assert gone(first)
     play(env, obs, 7)
+
+
+def test_a_bot_that_cannot_start_is_reported(make: Any) -> None:
+    env = make()
+    env.command = BotCommand((sys.executable, "-c", "raise SystemExit(3)"))
+    with pytest.raises(RuntimeError, match="ended at once: startup: exited with code 3"):
+        env.reset(seed=1)
+    assert env.process is not None and env.process.returncode == 3
