@@ -6,8 +6,9 @@ process playing through the real protocol.
 :meth:`~BotOpponentEnv.step`: the match machinery of ``gin-referee match`` (the hub, the
 transport with CURVE on TCP, the bot's process in its sandbox, its clocks, heartbeat and fault
 policy, :func:`~referee.match.runner.play_watched`), so the bot cannot tell it from a match.
-The learner's seat is a :class:`LearnerLink`: it has no process and no deadline; its requests
-are handed to the environment and its actions come back from :meth:`~BotOpponentEnv.step`.
+The learner's seat is a :class:`~referee.toolkit.probe.LearnerLink`: no process, no deadline;
+its requests are handed to the environment and its actions come back from
+:meth:`~BotOpponentEnv.step`.
 The matches run in a thread of their own, on their own event loop.
 
 The observation is the one :class:`~referee.env.GinRummyEnv` gives (the same spaces):
@@ -42,9 +43,8 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 
-from protocol.codec import decode
 from protocol.encoding import LAYOUT, NUM_ACTIONS, PHASE_INDEX, encode_view, wire_action
-from protocol.schema import GameEnd, HandEnd, Hello, MatchEnd, Request, WireAction
+from protocol.schema import GameEnd, HandEnd, MatchEnd, Request, WireAction
 from referee.env import AGENTS, GinRummyEnv
 from referee.match.bots import curve_env, curve_transport, local_bot_keys, start_bot
 from referee.match.clock import TimeControl
@@ -57,8 +57,9 @@ from referee.net.keys import KeyPair, KeyRing
 from referee.net.process import BotCommand, BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 from referee.rules import RuleSet
+from referee.toolkit.probe import LearnerLink
 
-__all__ = ["BotOpponentEnv", "LearnerLink"]
+__all__ = ["BotOpponentEnv"]
 
 Episode = Literal["hand", "game"]
 Reward = Literal["points", "win"]
@@ -73,54 +74,6 @@ class _Finished:
 
     result: MatchResult | None
     error: BaseException | None
-
-
-class LearnerLink(SeatLink):
-    """The learner's seat (see the module docstring): no bot process, no pings, no deadline.
-
-    Every request sent to it, and every ``hand_end``, ``game_end`` and ``match_end``, is put
-    on ``inbox`` for the environment's thread; :meth:`answer` plays the learner's action.
-    """
-
-    def __init__(self, *, seat: int, control: TimeControl, name: str, inbox: queue.Queue[Any]):
-        self.inbox = inbox
-        super().__init__(
-            seat=seat, token=f"learner-{seat}", send_bytes=self._receive, control=control,
-            name=name,
-        )  # fmt: skip
-        loop = asyncio.get_running_loop()
-        self.bind(b"learner", Hello(1, name, self.token), multi_match=False, arrived=loop.time())
-
-    def start_heartbeat(self) -> None:
-        """No pings: no connection is behind this seat."""
-
-    def _receive(self, peer: bytes, data: bytes) -> bool:
-        msg = decode(data)
-        if isinstance(msg, HandEnd | GameEnd | MatchEnd):
-            self.inbox.put(msg)
-        return True
-
-    def ask(
-        self,
-        request_id: int,
-        request: bytes,
-        on_reply: Callable[[WireAction, float], None],
-        on_fault: Callable[[Exception], None],
-        after_send: Callable[[], None] | None = None,
-    ) -> None:
-        """Take the request as a seat does, without its deadline, and hand it on."""
-        super().ask(request_id, request, on_reply, on_fault, after_send)
-        if self._watchdog is not None:  # the learner may think as long as it likes
-            self._watchdog.cancel()
-            self._watchdog = None
-        sent = decode(request)
-        assert isinstance(sent, Request)
-        self.inbox.put(sent)
-
-    def answer(self, request_id: int, action: WireAction) -> None:
-        """The learner's action for request ``request_id`` (run in the match's loop)."""
-        if self._pending_id == request_id and not self.finished:
-            self._on_action(request_id, action, self._timer.time())
 
 
 class BotOpponentEnv(gymnasium.Env[dict[str, Any], int]):
