@@ -15,6 +15,7 @@ import pytest
 from referee.match.clock import TimeControl
 from referee.net.process import BotCommand, BotProcess
 from referee.toolkit import BotOpponentEnv
+from tests.e2e.helpers import BOTS
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -136,3 +137,22 @@ def test_a_bot_that_cannot_start_is_reported(make: Any) -> None:
     with pytest.raises(RuntimeError, match="ended at once: startup: exited with code 3"):
         env.reset(seed=1)
     assert env.process is not None and env.process.returncode == 3
+
+
+@pytest.mark.parametrize("mode", ["illegal", "crash"])
+def test_a_faulting_bot_forfeits_and_the_next_reset_plays_on(make: Any, mode: str) -> None:
+    env = make(reward="win")
+    env.command = BotCommand((sys.executable, str(BOTS / "misbehave.py"), mode, "3"))
+    obs, _ = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    while True:  # the bot faults at its third decision: the hand ends there
+        legal = np.flatnonzero(obs["action_mask"])
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(legal)))
+        if terminated or truncated:
+            break
+    end = info["hand_end"]
+    assert terminated and end.termination == "forfeit" and end.winner == 0 and reward == 1.0
+    first = env.process
+    obs, _ = env.reset()  # the next game (illegal) or a new match (a crash forfeits the match)
+    assert obs["action_mask"].any()
+    assert (env.process is first) == (mode == "illegal")
