@@ -8,7 +8,6 @@ compiler), unless ``GIN_REFEREE_REQUIRE_COMPILED`` is set (as ``.ci/run`` does).
 from __future__ import annotations
 
 import os
-import random
 
 import numpy as np
 import pytest
@@ -37,32 +36,20 @@ from referee.rules import (
     Knock,
     Phase,
     RuleSet,
-    apply,
-    deal,
     discard_options,
     legal_actions,
     observe,
-    shuffled_deck,
 )
+from tests.rules.test_compiled import played
 
 pytestmark = pytest.mark.timeout(120)
 REQUIRED = os.environ.get("GIN_REFEREE_REQUIRE_COMPILED", "") not in ("", "0")
 
 
 def reach(rules: RuleSet, seed: int, steps: int, knock_first: bool) -> tuple[HandState, int]:
-    """A state ``steps`` random legal decisions into a hand (fewer if it ends first), and the
-    game scores it was dealt at; ``knock_first`` takes a knock or big gin whenever one is legal
-    (so that hands end by knocks, not only walls)."""
-    rng = random.Random(seed)
-    scores = (rng.randrange(rules.target), rng.randrange(rules.target))
-    state = deal(rules, shuffled_deck(rng), dealer=rng.randrange(2), scores=scores)
-    for _ in range(steps):
-        if state.is_over:
-            break
-        legal = legal_actions(state)
-        ends = [a for a in legal if isinstance(a, Knock) or a is BIG_GIN]
-        state = apply(state, rng.choice(ends if knock_first and ends else legal))
-    return state, rules.target
+    """A state of random play (:func:`tests.rules.test_compiled.played`, at random game
+    scores), and the target its score blocks are read against."""
+    return played(rules, seed, steps, knock_first, scored=True), rules.target
 
 
 def mask_of(state: HandState) -> int:

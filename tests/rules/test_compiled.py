@@ -76,10 +76,15 @@ def outcome(function: Callable[..., HandState], *args: object) -> object:
         return type(err).__name__, str(err)
 
 
-def played(rules: RuleSet, seed: int, steps: int, knock_first: bool) -> HandState:
-    """A state ``steps`` random legal decisions into a hand (fewer if it ends first)."""
+def played(
+    rules: RuleSet, seed: int, steps: int, knock_first: bool, *, scored: bool = False
+) -> HandState:
+    """A state ``steps`` random legal decisions into a hand (fewer if it ends first), by the
+    Python functions; ``knock_first`` takes a knock or big gin whenever one is legal (so that
+    hands end by knocks, not only walls); ``scored`` deals it at random game scores."""
     rng = random.Random(seed)
-    state = deal(rules, shuffled_deck(rng), dealer=rng.randrange(2))
+    scores = (rng.randrange(rules.target), rng.randrange(rules.target)) if scored else (0, 0)
+    state = deal(rules, shuffled_deck(rng), dealer=rng.randrange(2), scores=scores)
     for _ in range(steps):
         if state.is_over:
             break
