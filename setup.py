@@ -1,8 +1,11 @@
-"""The compiled request writer (``referee/match/_request.c``, docs/performance.md).
+"""The compiled helpers (docs/performance.md): the request writer
+(``referee/match/_request.c``), the rules' legal actions and common moves
+(``referee/rules/_legal.c``, ``referee/rules/_moves.c``) and the learning environment's
+observation writer (``referee/env/_observe.c``).
 
-Everything else about the package is in ``pyproject.toml``. The extension is optional: an
+Everything else about the package is in ``pyproject.toml``. The extensions are optional: an
 install without a C compiler or Python's headers still succeeds, and the referee then uses the
-Python writer it is tested against.
+Python writers they are tested against.
 """
 
 from setuptools import Extension, setup
@@ -14,6 +17,24 @@ setup(
             sources=["referee/match/_request.c"],
             optional=True,
             extra_compile_args=["-O2"],
-        )
+        ),
+        Extension(
+            "referee.rules._legal",
+            sources=["referee/rules/_legal.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "referee.rules._moves",
+            sources=["referee/rules/_moves.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "referee.env._observe",
+            sources=["referee/env/_observe.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
     ]
 )

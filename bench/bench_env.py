@@ -1,7 +1,8 @@
 """Learning-environment speed, side by side: the PettingZoo environment against OpenSpiel's and
 RLCard's Gin Rummy, random legal self-play, in one process, interleaved rounds, medians.
 
-Run: ``python -m bench.bench_env [--seconds 3] [--rounds 3]``. Measured per round, in turn:
+Run: ``taskset -c 1 python -m bench.bench_env [--seconds 3] [--rounds 3] [--warmup 0.5]``.
+Measured per round, in turn:
 
 - ``env``: :class:`referee.env.GinRummyEnv` through the AEC API (``agent_iter``, ``last()``,
   which encodes the observation and the action mask, ``step``), the action drawn from the mask;
@@ -10,11 +11,14 @@ Run: ``python -m bench.bench_env [--seconds 3] [--rounds 3]``. Measured per roun
 - ``rules``: the plain rules API (``deal``, ``legal_actions``, ``apply``), no observation;
 - ``openspiel``: pyspiel's ``gin_rummy``, ``observation_tensor()`` for the player to act at each
   decision (steps/s), and without it (hands/s, as ``rules``);
-- ``rlcard``: ``rlcard.make("gin-rummy")``, whose ``step`` builds the next observation.
+- ``rlcard``: ``rlcard.make("gin-rummy")``, whose ``step`` builds the next observation;
+- with ``--bot CMD``, ``bot_opponent``: :class:`referee.toolkit.BotOpponentEnv` against that
+  bot, the learner's seat played at random (a step is one of the learner's decisions; each
+  round starts a match, and the time includes the bot's start).
 
 OpenSpiel and RLCard are optional (``pip install open_spiel rlcard``): a missing one is
-reported as skipped. A step is one player decision (chance nodes are not counted). Figures go
-to docs/env.md.
+reported as skipped. A step is one player decision (chance nodes are not counted). Each loop
+runs once for ``--warmup`` seconds first. Figures go to docs/performance.md.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import statistics
 import time
 from collections.abc import Callable
@@ -30,6 +35,7 @@ from collections.abc import Callable
 from bench.common import machine
 from referee.env import GinRummyEnv, env
 from referee.rules import STANDARD, apply, deal, legal_actions, shuffled_deck
+from referee.toolkit import BotOpponentEnv
 
 Loop = Callable[[float, int], tuple[float, float]]
 """``(seconds, seed) -> (steps/s, hands/s)``."""
@@ -137,11 +143,64 @@ def rlcard_loop() -> Loop | str:
     return run
 
 
+def spread(values: list[float], digits: int = 0) -> dict[str, float]:
+    """Median, minimum and maximum of the rounds' values."""
+    return {
+        "median": round(statistics.median(values), digits),
+        "min": round(min(values), digits),
+        "max": round(max(values), digits),
+    }
+
+
+RATIOS = {
+    "env_steps_vs_openspiel": ("env", "openspiel_observed", 0),
+    "env_wrapped_steps_vs_openspiel": ("env_wrapped", "openspiel_observed", 0),
+    "rules_hands_vs_openspiel": ("rules", "openspiel_plain", 1),
+    "env_steps_vs_rlcard": ("env", "rlcard", 0),
+    "env_wrapped_steps_vs_rlcard": ("env_wrapped", "rlcard", 0),
+}
+"""Each ratio: (numerator loop, denominator loop, 0 for steps/s or 1 for hands/s)."""
+
+
+def bot_loop(command: str) -> Loop:
+    """Random legal play of the learner's seat of :class:`referee.toolkit.BotOpponentEnv`
+    against the bot ``command`` (a step is one of the learner's decisions; one match per
+    round, its start included)."""
+
+    def run(seconds: float, seed: int) -> tuple[float, float]:
+        single = BotOpponentEnv(shlex.split(command))
+        rng = random.Random(seed)
+        steps = hands = 0
+        start = time.perf_counter()
+        deadline = start + seconds
+        try:
+            obs, _ = single.reset(seed=seed)
+            while time.perf_counter() < deadline:
+                legal = obs["action_mask"].nonzero()[0]
+                obs, _, terminated, truncated, _ = single.step(
+                    int(legal[int(rng.random() * len(legal))])
+                )
+                steps += 1
+                if terminated or truncated:
+                    hands += 1
+                    obs, _ = single.reset()
+        finally:
+            single.close()
+        elapsed = time.perf_counter() - start
+        return steps / elapsed, hands / elapsed
+
+    return run
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run the interleaved rounds and print a JSON summary (medians over rounds)."""
+    """Run the interleaved rounds after a warm-up and print a JSON summary: each loop's
+    median, min and max over the rounds, and each ratio computed round by round (the loops of
+    one round ran back to back, so they met about the same load) with its median, min, max."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="per loop per round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warmup", type=float, default=0.5, help="seconds per loop, not counted")
+    parser.add_argument("--bot", help="also a bot command as BotOpponentEnv's opponent")
     args = parser.parse_args(argv)
     loops: dict[str, Loop | str] = {
         "env": env_loop(GinRummyEnv),
@@ -151,32 +210,31 @@ def main(argv: list[str] | None = None) -> None:
         "openspiel_plain": openspiel_loop(observe=False),
         "rlcard": rlcard_loop(),
     }
+    if args.bot:
+        loops["bot_opponent"] = bot_loop(args.bot)
+    for loop in loops.values():
+        if not isinstance(loop, str) and args.warmup > 0:
+            loop(args.warmup, 1)
     runs: dict[str, list[tuple[float, float]]] = {name: [] for name in loops}
     for round_no in range(args.rounds):
         for name, loop in loops.items():
             if not isinstance(loop, str):
                 runs[name].append(loop(args.seconds, 1000 * round_no + 7))
     result: dict[str, object] = {"machine": machine(), "cpus": os.cpu_count(), **vars(args)}
-    median: dict[str, tuple[float, float]] = {}
     for name, loop in loops.items():
         if isinstance(loop, str):
             result[name] = loop
             continue
-        steps = statistics.median(s for s, _ in runs[name])
-        hands = statistics.median(h for _, h in runs[name])
-        median[name] = (steps, hands)
-        result[name] = {"steps_per_s": round(steps), "hands_per_s": round(hands, 1)}
+        result[name] = {
+            "steps_per_s": spread([s for s, _ in runs[name]]),
+            "hands_per_s": spread([h for _, h in runs[name]], 1),
+        }
     ratios = {}
-    if "openspiel_observed" in median:
-        ratios["env_steps_vs_openspiel"] = median["env"][0] / median["openspiel_observed"][0]
-        ratios["env_wrapped_steps_vs_openspiel"] = (
-            median["env_wrapped"][0] / median["openspiel_observed"][0]
-        )
-        ratios["rules_hands_vs_openspiel"] = median["rules"][1] / median["openspiel_plain"][1]
-    if "rlcard" in median:
-        ratios["env_steps_vs_rlcard"] = median["env"][0] / median["rlcard"][0]
-        ratios["env_wrapped_steps_vs_rlcard"] = median["env_wrapped"][0] / median["rlcard"][0]
-    result["ratios"] = {k: round(v, 2) for k, v in ratios.items()}
+    for label, (top, bottom, which) in RATIOS.items():
+        if runs[top] and runs[bottom]:
+            per_round = [a[which] / b[which] for a, b in zip(runs[top], runs[bottom], strict=True)]
+            ratios[label] = spread(per_round, 2)
+    result["ratios"] = ratios
     print(json.dumps(result, indent=2))
 
 

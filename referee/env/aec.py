@@ -21,14 +21,8 @@ import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
 
-from protocol.encoding import (
-    NUM_ACTIONS,
-    OBS_SIZE,
-    PHASE_INDEX,
-    encode,
-    hand_bits,
-    turn_bits,
-)
+from protocol.encoding import NUM_ACTIONS, OBS_SIZE, hand_bits
+from referee.env.observe import fixed_bytes, observation, stock_masks
 from referee.env.spaces import ViewSpace, wire_view
 from referee.rules import (
     BIG_GIN,
@@ -46,9 +40,9 @@ from referee.rules import (
     apply_unchecked,
     deal,
     discard_action,
+    discard_options,
     final_score,
     knock_action,
-    legal_actions,
     new_game,
     observe,
     record_hand,
@@ -72,11 +66,32 @@ ACTIONS: tuple[Action, ...] = (
     BIG_GIN,
 )
 """The rules action of each action number (:mod:`protocol.encoding`)."""
-_BIT = {id(action): 1 << i for i, action in enumerate(ACTIONS)}
-"""Each interned rules action's bit in the action mask, by identity (the rules intern them)."""
-_FULL = (1 << 52) - 1
-_PHASES = {phase: PHASE_INDEX[phase.value] for phase in Phase}
 _OVER = Phase.HAND_OVER
+_DRAW = Phase.DRAW
+_DISCARD = Phase.DISCARD
+_DRAW_MASK = 0b11
+"""draw_stock and take_discard."""
+_FIRST_MASK = 0b110
+"""take_discard and pass_upcard."""
+_STOCK_MASK = 0b1
+"""draw_stock alone (both seats passed the first upcard)."""
+_KNOCK_SHIFT = 55
+_BIG_GIN_BIT = 1 << 107
+
+
+def legal_mask(state: HandState) -> int:
+    """The legal actions of ``state`` as a mask over the action numbers (bit ``n`` for action
+    ``n``): :func:`~referee.rules.legal_actions`, numbered, without building its tuple."""
+    phase = state.phase
+    if phase is _DISCARD:
+        discards, knocks, big = discard_options(state)
+        return discards << 3 | knocks << _KNOCK_SHIFT | (_BIG_GIN_BIT if big else 0)
+    if phase is _DRAW:
+        return _DRAW_MASK
+    if phase is _OVER:
+        return 0
+    return _STOCK_MASK if state.passes >= 2 else _FIRST_MASK
+
 
 Episode = Literal["hand", "game"]
 Reward = Literal["points", "win"]
@@ -150,10 +165,9 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
         self.hands_played = 0
         self.agent_selection = AGENTS[0]
         self.state: HandState
-        self._legal: tuple[Action, ...] = ()
         self._legal_mask = 0
         self._stock: list[int] = []
-        self._hand_bits: tuple[int, ...] = ()
+        self._fixed: tuple[bytes, ...] = ()
         self._deal(self.first_dealer or 0, (0, 0))
 
     # ------------------------------------------------------------------ PettingZoo API
@@ -200,24 +214,10 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
     def observe(self, agent: str) -> dict[str, Any]:
         """The agent's observation: ``observation``, ``action_mask`` (and ``view``)."""
         seat = 0 if agent == "player_0" else 1
-        s = self.state
-        h0, h1 = s.hands
-        pile = s.discard_pile
-        over = s.phase is _OVER
-        mine = s.to_act == seat and not over
-        obs, mask = encode(
-            h1 if seat else h0,
-            1 << pile[-1] if pile else 0,
-            _FULL & ~(h0 | h1 | self._stock[s.stock_pos] | (1 << pile[-1] if pile else 0)),
-            s.known[1 - seat],
-            1 << s.taken if mine and s.taken >= 0 else 0,
-            _PHASES[s.phase],
-            self._hand_bits[seat]
-            | turn_bits(mine, (h0 if seat else h1).bit_count() == 11, len(s.deck) - s.stock_pos),
-            self._legal_mask if mine else 0,
-        )
+        obs, mask = observation(self.state, seat, self._stock, self._fixed[seat], self._legal_mask)
         if self.with_view:
-            return {"observation": obs, "action_mask": mask, "view": wire_view(observe(s, seat))}
+            view = wire_view(observe(self.state, seat))
+            return {"observation": obs, "action_mask": mask, "view": view}
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int | None) -> None:
@@ -238,8 +238,7 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
         state = apply_unchecked(self.state, ACTIONS[number])
         if state.result is None:
             self.state = state
-            self._legal = legal = legal_actions(state)
-            self._legal_mask = sum(map(_BIT.__getitem__, map(id, legal)))
+            self._legal_mask = legal_mask(state)
             self.agent_selection = AGENTS[state.to_act]
             return
         self.state = state
@@ -272,33 +271,30 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
         if deck is None:
             deck = shuffled_deck(self._rng)
         state = deal(self.rules, deck, dealer=dealer, scores=scores)
-        stock = [0] * 53
-        order = state.deck
-        for i in range(51, -1, -1):
-            stock[i] = stock[i + 1] | 1 << order[i]
-        self._stock = stock
+        self._stock = stock_masks(state.deck)
         target = self.rules.target
         doubled = state.multiplier > 1
-        self._hand_bits = tuple(
-            hand_bits(
-                dealer=dealer == seat,
-                doubled=doubled,
-                knock_limit=state.knock_limit,
-                scores=(scores[seat], scores[1 - seat]),
-                target=target,
+        self._fixed = tuple(
+            fixed_bytes(
+                hand_bits(
+                    dealer=dealer == seat,
+                    doubled=doubled,
+                    knock_limit=state.knock_limit,
+                    scores=(scores[seat], scores[1 - seat]),
+                    target=target,
+                )
             )
             for seat in (0, 1)
         )
         self.state = state
-        self._legal = legal = legal_actions(state)
-        self._legal_mask = sum(map(_BIT.__getitem__, map(id, legal)))
+        self._legal_mask = legal_mask(state)
         self.agent_selection = AGENTS[state.to_act]
 
     def _end_hand(self, state: HandState) -> None:
         result = state.result
         assert result is not None
         self.hands_played += 1
-        self._legal, self._legal_mask = (), 0
+        self._legal_mask = 0
         winner = result.winner
         if self.game is None:
             if self.reward == "points":

@@ -1,7 +1,9 @@
 """A single-agent Gymnasium environment: one seat learns, a policy plays the other.
 
 The opponent is any :data:`~protocol.policy.Policy` (a callable from the observation dict to
-an action number), the same kind of callable :mod:`protocol.policy` runs as a bot.
+an action number), the same kind of callable :mod:`protocol.policy` runs as a bot. For a bot
+process as the opponent, in real matches through the protocol, see
+:class:`referee.toolkit.BotOpponentEnv` (it needs the match machinery, above this package).
 
 >>> from protocol.policy import random_policy
 >>> single = GinRummySingleEnv(opponent=random_policy(seed=1))

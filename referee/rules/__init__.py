@@ -56,7 +56,14 @@ if TYPE_CHECKING:
         RuleSet,
     )
     from referee.rules.scoring import HandResult, HandScore, Termination, score_hand
-    from referee.rules.state import HandState, Phase, deal, legal_actions, shuffled_deck
+    from referee.rules.state import (
+        HandState,
+        Phase,
+        deal,
+        discard_options,
+        legal_actions,
+        shuffled_deck,
+    )
     from referee.rules.view import PlayerView, observe
 
 _HOME = {
@@ -105,6 +112,7 @@ _HOME = {
     "check": "moves",
     "deadwood": "melds",
     "deal": "state",
+    "discard_options": "state",
     "discard_action": "actions",
     "final_score": "game",
     "is_legal": "moves",
@@ -150,7 +158,7 @@ __all__ = [
     "MalformedAction", "Meld", "MeldKind", "NextDealer", "PassUpcard", "Phase", "PlayerView",
     "Rank", "RuleSet", "RulesError", "Suit", "TakeDiscard", "Termination", "apply",
     "apply_unchecked", "best_melds", "check", "deadwood", "deal", "discard_action",
-    "final_score", "is_legal", "knock_action", "knock_arrangement", "knock_discards",
-    "legal_actions", "new_game", "observe", "parse_action", "parse_cards", "record_hand",
-    "replay", "score_hand", "shuffled_deck",
+    "discard_options", "final_score", "is_legal", "knock_action", "knock_arrangement",
+    "knock_discards", "legal_actions", "new_game", "observe", "parse_action", "parse_cards",
+    "record_hand", "replay", "score_hand", "shuffled_deck",
 ]  # fmt: skip

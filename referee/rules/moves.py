@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from referee.rules.actions import (
+    DRAW_STOCK,
+    TAKE_DISCARD,
     Action,
     BigGin,
     Discard,
@@ -21,6 +23,7 @@ from referee.rules.actions import (
     TakeDiscard,
 )
 from referee.rules.cards import Card, mask_value
+from referee.rules.compiled import compiled_module
 from referee.rules.errors import IllegalAction
 from referee.rules.melds import Meld, deadwood_mask, meld_kind
 from referee.rules.ruleset import RuleSet
@@ -35,7 +38,16 @@ from referee.rules.state import (
     deal,
 )
 
-__all__ = ["apply", "apply_unchecked", "check", "is_legal", "replay"]
+__all__ = [
+    "COMPILED",
+    "apply",
+    "apply_unchecked",
+    "check",
+    "is_legal",
+    "python_apply",
+    "python_apply_unchecked",
+    "replay",
+]
 
 
 def check(state: HandState, action: Action) -> None:
@@ -127,7 +139,7 @@ def _knock_reason(state: HandState, rest: int, melds: tuple[Meld, ...] | None) -
     return None
 
 
-def apply(state: HandState, action: Action) -> HandState:
+def python_apply(state: HandState, action: Action) -> HandState:
     """Check ``action`` and return the next state (raises :class:`IllegalAction`)."""
     reason = _illegal_reason(state, action)
     if reason is not None:
@@ -135,7 +147,7 @@ def apply(state: HandState, action: Action) -> HandState:
     return _APPLY[type(action)](state, action)
 
 
-def apply_unchecked(state: HandState, action: Action) -> HandState:
+def python_apply_unchecked(state: HandState, action: Action) -> HandState:
     """Return the next state without checking legality: only for replaying checked records."""
     try:
         step = _APPLY[type(action)]
@@ -264,6 +276,45 @@ def _void(state: HandState, termination: Termination) -> HandState:
         deadwood=(deadwood_mask(state.hands[0]), deadwood_mask(state.hands[1])),
     )
     return state._replace(phase=_P_OVER, result=result)
+
+
+def _compiled() -> tuple[Callable[..., HandState], Callable[..., HandState]] | None:
+    """The compiled pair (``referee/rules/_moves.c``), set up with this module's Python
+    functions as its fallbacks, or None (not built, or ``GIN_REFEREE_PURE_PYTHON`` set)."""
+    module = compiled_module("referee.rules._moves")
+    if module is None:
+        return None
+    fields = HandState._fields
+    names = (
+        *("rules", "deck", "hands", "stock_pos", "discard_pile", "phase", "to_act"),
+        *("taken", "known", "turn"),
+    )
+    module.setup(
+        HandState,
+        (*(fields.index(name) for name in names), len(fields)),
+        (_P_DRAW, _P_DISCARD),
+        DRAW_STOCK,
+        TAKE_DISCARD,
+        Discard,
+        _WALL,
+        python_apply,
+        python_apply_unchecked,
+    )
+    return module.apply, module.apply_unchecked
+
+
+_COMPILED_PAIR = _compiled()
+COMPILED = _COMPILED_PAIR is not None
+"""Whether :func:`apply` and :func:`apply_unchecked` are the compiled ones."""
+apply = python_apply
+"""Check an action and return the next state (raises :class:`IllegalAction`): the compiled
+function when there is one (the common moves in C, the rest handed to
+:func:`python_apply`), else :func:`python_apply`."""
+apply_unchecked = python_apply_unchecked
+"""The next state without checking legality (only for replaying checked records): compiled
+as :func:`apply` is, else :func:`python_apply_unchecked`."""
+if _COMPILED_PAIR is not None:
+    apply, apply_unchecked = _COMPILED_PAIR
 
 
 def replay(

@@ -36,11 +36,22 @@ from referee.rules.actions import (
     knock_action,
 )
 from referee.rules.cards import DECK, Card, CardSet, mask_table
-from referee.rules.melds import _knock_discards, deadwood_mask
+from referee.rules.compiled import compiled_module
+from referee.rules.melds import _knock_discards, _knock_discards_exact, deadwood_mask
 from referee.rules.ruleset import RuleSet
 from referee.rules.scoring import HandResult
 
-__all__ = ["HandState", "Phase", "deal", "legal_actions", "shuffled_deck"]
+__all__ = [
+    "COMPILED",
+    "HandState",
+    "Phase",
+    "deal",
+    "discard_options",
+    "legal_actions",
+    "python_discard_options",
+    "python_legal_actions",
+    "shuffled_deck",
+]
 
 _STOCK_START = 21
 _WALL = 2
@@ -187,7 +198,7 @@ _row_discards: Callable[[int], tuple[Action, ...]] = _first_row_discards
 first call has built it: no check on the hot path)."""
 
 
-def legal_actions(state: HandState) -> tuple[Action, ...]:
+def python_legal_actions(state: HandState) -> tuple[Action, ...]:
     """Every legal action for ``state.to_act``, in canonical order (empty once over).
 
     Knocks are listed with ``melds=None``; a knock declaring its own melds is also legal when
@@ -211,3 +222,58 @@ def legal_actions(state: HandState) -> tuple[Action, ...]:
     if phase is _P_FIRST:
         return _STOCK_ONLY if state.passes >= 2 else _FIRST_UPCARD
     return ()
+
+
+def python_discard_options(state: HandState) -> tuple[int, int, bool]:
+    """The legal actions of a discard phase as masks, for callers that number actions
+    themselves (the learning environment's action mask): ``(discards, knocks, big_gin)``, the
+    cards that may be discarded, those that may be discarded with a knock (the engine choosing
+    the melds), and whether big gin may be declared. :func:`legal_actions` lists the same.
+    Only for a state in the discard phase.
+    """
+    hand = state.hands[state.to_act]
+    allowed = hand & ~(1 << state.taken) if state.taken >= 0 else hand
+    found = _knock_discards(hand, state.knock_limit)
+    if not found:
+        return allowed, 0, False
+    knocks = 0
+    for i in found:
+        knocks |= 1 << i
+    big = state.rules.big_gin_bonus is not None and deadwood_mask(hand) == 0
+    return allowed, knocks & allowed, big
+
+
+def _compiled() -> (
+    tuple[Callable[..., tuple[Action, ...]], Callable[..., tuple[int, int, bool]]] | None
+):
+    """The compiled pair (``referee/rules/_legal.c``), set up with this module's tables, or
+    None (not built, or ``GIN_REFEREE_PURE_PYTHON`` set). Pure computation, as here."""
+    module = compiled_module("referee.rules._legal")
+    if module is None:
+        return None
+    fields = HandState._fields
+    names = ("rules", "hands", "phase", "to_act", "passes", "taken", "knock_limit")
+    module.setup(
+        tuple(fields.index(name) for name in names),
+        (_P_FIRST, _P_DRAW, _P_DISCARD, _P_OVER),
+        (_FIRST_UPCARD, _STOCK_ONLY, _DRAW, ()),
+        _DISCARDS,
+        _KNOCKS,
+        BIG_GIN,
+        _knock_discards_exact,
+        deadwood_mask,
+    )
+    return module.legal_actions, module.discard_options
+
+
+_COMPILED_PAIR = _compiled()
+COMPILED = _COMPILED_PAIR is not None
+"""Whether :func:`legal_actions` and :func:`discard_options` are the compiled ones."""
+legal_actions = python_legal_actions
+"""Every legal action for ``state.to_act``, in canonical order (empty once over): the compiled
+function when there is one, else :func:`python_legal_actions` (see it)."""
+discard_options = python_discard_options
+"""A discard phase's options as masks: the compiled function when there is one, else
+:func:`python_discard_options` (see it)."""
+if _COMPILED_PAIR is not None:
+    legal_actions, discard_options = _COMPILED_PAIR

@@ -1,6 +1,7 @@
 """The bot author's toolkit: ``gin-referee check`` (:func:`run_check`, a scripted battery that
-judges a bot item by item) and ``gin-referee replay --feed`` (:func:`feed_record`, a record's
-messages played back to a bot, offline).
+judges a bot item by item), ``gin-referee replay --feed`` (:func:`feed_record`, a record's
+messages played back to a bot, offline) and :class:`BotOpponentEnv` (a Gymnasium environment
+whose opponent is a bot process in real matches; it needs the ``env`` extra).
 
 A tool is a harness around one match: its probe is a seat (:class:`~referee.toolkit.probe.ProbeLink`
 watches what a bot does), so this package works with :mod:`referee.match`'s hub and seats
@@ -15,8 +16,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from referee.toolkit.check import CheckOptions, CheckReport, run_check
     from referee.toolkit.feed import FeedReport, feed_record
+    from referee.toolkit.opponent import BotOpponentEnv
 
-__all__ = ["CheckOptions", "CheckReport", "FeedReport", "feed_record", "run_check"]
+__all__ = [
+    "BotOpponentEnv",
+    "CheckOptions",
+    "CheckReport",
+    "FeedReport",
+    "feed_record",
+    "run_check",
+]
 
 _WHERE = {
     "CheckOptions": "check",
@@ -24,6 +33,7 @@ _WHERE = {
     "run_check": "check",
     "FeedReport": "feed",
     "feed_record": "feed",
+    "BotOpponentEnv": "opponent",
 }
 
 

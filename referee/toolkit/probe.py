@@ -8,24 +8,39 @@ request) just before a chosen game's first request, to see that the bot reads it
 
 :class:`PuppetLink` is a seat with no bot behind it: it answers each request itself, in the
 hub's loop, with what its ``policy`` decides (a scripted opponent, or a record's moves), after
-an optional delay. The match machinery cannot tell either from an ordinary :class:`SeatLink`.
+an optional delay. :class:`LearnerLink` is the seat of a learner in training
+(:mod:`referee.toolkit.opponent`): it hands each request to another thread and plays the
+action that comes back, without a deadline. The match machinery cannot tell any of them from
+an ordinary :class:`SeatLink`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import queue
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from protocol.codec import decode, decode_bot_message
 from protocol.errors import ErrorCode, ProtocolError
-from protocol.schema import Bye, Hello, Message, Ping, Pong, Request, WireAction
+from protocol.schema import (
+    Bye,
+    GameEnd,
+    HandEnd,
+    Hello,
+    MatchEnd,
+    Message,
+    Ping,
+    Pong,
+    Request,
+    WireAction,
+)
 from referee.match.clock import TimeControl
 from referee.match.outbox import error_bytes
 from referee.match.seat import SeatLink
 
-__all__ = ["Decision", "ProbeLink", "PuppetLink", "PuppetPolicy"]
+__all__ = ["Decision", "LearnerLink", "ProbeLink", "PuppetLink", "PuppetPolicy"]
 
 
 @dataclass(slots=True)
@@ -192,3 +207,51 @@ class PuppetLink(SeatLink):
             self._handle.cancel()
             self._handle = None
         super().close()
+
+
+class LearnerLink(SeatLink):
+    """The learner's seat (see the module docstring): no bot process, no pings, no deadline.
+
+    Every request sent to it, and every ``hand_end``, ``game_end`` and ``match_end``, is put
+    on ``inbox`` for the environment's thread; :meth:`answer` plays the learner's action.
+    """
+
+    def __init__(self, *, seat: int, control: TimeControl, name: str, inbox: queue.Queue[Any]):
+        self.inbox = inbox
+        super().__init__(
+            seat=seat, token=f"learner-{seat}", send_bytes=self._receive, control=control,
+            name=name,
+        )  # fmt: skip
+        loop = asyncio.get_running_loop()
+        self.bind(b"learner", Hello(1, name, self.token), multi_match=False, arrived=loop.time())
+
+    def start_heartbeat(self) -> None:
+        """No pings: no connection is behind this seat."""
+
+    def _receive(self, peer: bytes, data: bytes) -> bool:
+        msg = decode(data)
+        if isinstance(msg, HandEnd | GameEnd | MatchEnd):
+            self.inbox.put(msg)
+        return True
+
+    def ask(
+        self,
+        request_id: int,
+        request: bytes,
+        on_reply: Callable[[WireAction, float], None],
+        on_fault: Callable[[Exception], None],
+        after_send: Callable[[], None] | None = None,
+    ) -> None:
+        """Take the request as a seat does, without its deadline, and hand it on."""
+        super().ask(request_id, request, on_reply, on_fault, after_send)
+        if self._watchdog is not None:  # the learner may think as long as it likes
+            self._watchdog.cancel()
+            self._watchdog = None
+        sent = decode(request)
+        assert isinstance(sent, Request)
+        self.inbox.put(sent)
+
+    def answer(self, request_id: int, action: WireAction) -> None:
+        """The learner's action for request ``request_id`` (run in the match's loop)."""
+        if self._pending_id == request_id and not self.finished:
+            self._on_action(request_id, action, self._timer.time())
