@@ -5,7 +5,7 @@
  * hand in the replay data's form, masked while its cards are withheld: its steps give each
  * seat's hand size only), `steps` (the newest steps of a masked hand, from index `from`), `end`
  * (a masked hand is over: its public result; `match` carries only the keys that changed),
- * `standings`, `drop` (a game leaves the page), `over` (the tournament ended: the page stops
+ * `standings`, `leaderboard` (a ladder's ratings, best first), `drop` (a game leaves the page), `over` (the tournament ended: the page stops
  * reconnecting and says so above the final standings). On (re)connection the server
  * sends the whole current state first, so the page starts from nothing each time.
  * Text from bots and the record only ever goes through textContent (GinCards.h).
@@ -54,6 +54,7 @@
     },
     drop(msg) { games.delete(msg.id); },
     standings(msg) { standings = msg; renderStandings(); },
+    leaderboard(msg) { renderLeaderboard(msg); },
     over(msg) {
       ended = msg;
       global.liveSource.close();
@@ -151,6 +152,19 @@
       h("td", { class: "num" }, String(b.faults))));
     el("standings").replaceChildren(
       h("h2", {}, `${ended && ended.complete ? "Final standings" : "Standings"} \u00b7 ${s.games_done} of ${s.games_total} games played`),
+      h("table", { class: "live-table" }, head, ...rows));
+  }
+
+  function renderLeaderboard(b) {
+    const num = (x, d) => (x === null || x === undefined ? "-" : x.toFixed(d));
+    const head = h("tr", {}, ...["#", "player", "status", "\u03bc", "\u03c3", "rank value", "pairs", "W-D-L", "Elo check"].map((t) => h("th", {}, t)));
+    const rows = b.players.map((p) => h("tr", {},
+      h("td", { class: "num" }, String(p.rank)), h("th", { class: "bot" }, p.player), h("td", {}, p.status),
+      h("td", { class: "num" }, num(p.mu, 2)), h("td", { class: "num" }, num(p.sigma, 2)), h("td", { class: "num" }, num(p.rank_value, 2)),
+      h("td", { class: "num" }, String(p.pairs)), h("td", { class: "num" }, `${p.wins}-${p.draws}-${p.losses}`), h("td", { class: "num" }, elo(p.elo))));
+    const more = b.total > b.shown ? ` (the best ${b.shown} of ${b.total}: all in leaderboard.json)` : "";
+    el("leaderboard").replaceChildren(
+      h("h2", {}, `Ladder ${b.ladder} \u00b7 ${b.pairs_rated} pairs rated \u00b7 sorted by ${b.sorted_by}${more}`),
       h("table", { class: "live-table" }, head, ...rows));
   }
 

@@ -2,12 +2,12 @@
 
 Entrants come and go while it runs (:mod:`.book`), the referee chooses who plays whom
 (:mod:`.matchmaker`), every duplicate pair updates Gaussian skill ratings (:mod:`.skill`), and
-the leaderboard (:mod:`.board`) is always current. The run plays it, on a
+the leaderboard (:mod:`.board`) is always current. :class:`LadderRun` plays it, on a
 tournament's store and machinery. Modules, lowest first: config, skill, matchmaker and book;
 board; run.
 """
 
-from referee.tournament.ladder.board import leaderboard, leaderboard_text
+from referee.tournament.ladder.board import ladder_board, leaderboard, leaderboard_text
 from referee.tournament.ladder.book import (
     LadderBook,
     LadderError,
@@ -23,6 +23,7 @@ from referee.tournament.ladder.config import (
     parse_ladder,
 )
 from referee.tournament.ladder.matchmaker import Candidate, choose_pair, match_quality
+from referee.tournament.ladder.run import LadderRun, Pair
 from referee.tournament.ladder.skill import Skill, SkillModel, pair_score
 
 __all__ = [
@@ -30,7 +31,9 @@ __all__ = [
     "LadderBook",
     "LadderConfig",
     "LadderError",
+    "LadderRun",
     "MatchmakingParams",
+    "Pair",
     "Player",
     "RatingParams",
     "RatingRow",
@@ -38,6 +41,7 @@ __all__ = [
     "SkillModel",
     "choose_pair",
     "fingerprint_command",
+    "ladder_board",
     "leaderboard",
     "leaderboard_text",
     "load_ladder",

@@ -1,21 +1,26 @@
 """The leaderboard: every player's rating (``mu``, ``sigma``, the conservative rank value
 ``mu - k * sigma`` it is sorted by), its games, the MLE Elo of every stored game as a check,
 and each entrant's best and latest version. Plain data (the JSON of ``gin-referee results
---ladder`` and of the live page's ``/leaderboard.json``) and a text table.
+--ladder`` and of the live page's ``/leaderboard.json``) and a text table;
+:func:`ladder_board` reads it from a ladder's store.
 """
 
 from __future__ import annotations
 
+import time
+import tomllib
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from referee.tournament.ladder.book import Player
-from referee.tournament.ladder.config import RatingParams
+from referee.tournament.config import ConfigError
+from referee.tournament.ladder.book import LadderBook, Player
+from referee.tournament.ladder.config import LadderConfig, RatingParams, parse_ladder
 from referee.tournament.stats import fit_ratings
-from referee.tournament.store import GameRow
+from referee.tournament.store import GameRow, SqliteStore, StoreError
 
-__all__ = ["leaderboard", "leaderboard_text"]
+__all__ = ["ladder_board", "leaderboard", "leaderboard_text"]
 
 
 def _games(
@@ -128,3 +133,25 @@ def leaderboard_text(board: Mapping[str, Any]) -> str:
             f"elo check: {check['status']}" + (f" ({check['note']})" if check["note"] else "")
         )
     return "\n".join(lines)
+
+
+def ladder_board(path: Path, config: LadderConfig | None = None) -> dict[str, Any]:
+    """The leaderboard of the ladder stored at ``path`` (rated with its stored configuration's
+    parameters unless ``config`` is given); StoreError if it holds no ladder."""
+    store = SqliteStore.open(path)
+    try:
+        name, text, games = store.get_meta("ladder"), store.get_meta("config_toml"), store.games()
+    finally:
+        store.close()
+    if config is None:
+        if name is None or text is None:
+            raise StoreError(path, "holds no ladder (start one with `gin-referee ladder run`)")
+        try:
+            config = parse_ladder(tomllib.loads(text), source=f"{path} (stored config)")
+        except (tomllib.TOMLDecodeError, ConfigError) as err:
+            raise StoreError(
+                path, f"its stored ladder configuration is unreadable: {err}"
+            ) from None
+    with LadderBook.open(path) as book:
+        players, current = book.players(), book.current()
+    return leaderboard(config.name, players, current, games, config.ratings, now=time.time())

@@ -1,0 +1,179 @@
+"""The ``ladder`` commands: ``ladder run CONFIG`` plays until stopped; ``ladder add``,
+``retire`` and ``list`` change and read its book of entrants in the store (while it runs or
+not); ``results --ladder`` prints the leaderboard (docs/ladder.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from referee.cli.daemon import raise_fd_limit
+from referee.cli.keys import remote_keys, server_keys
+from referee.cli.logs import configure_cli
+from referee.cli.tournament import failed_text, run_with_signals, serve_live
+from referee.net.keys import encode_key
+from referee.net.private import private_dir
+from referee.net.process import BotCommand
+from referee.tournament.config import ConfigError
+from referee.tournament.games import GameOutcome
+from referee.tournament.ladder import (
+    LadderBook,
+    LadderConfig,
+    LadderError,
+    LadderRun,
+    Pair,
+    fingerprint_command,
+    ladder_board,
+    leaderboard_text,
+    load_ladder,
+)
+from referee.tournament.store import StoreError
+
+if TYPE_CHECKING:
+    from referee.live.ladder import LadderSpectating
+
+__all__ = ["run_ladder", "run_ladder_admin"]
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERNAL = 0, 2, 70
+STORE = "tournament.sqlite"
+
+
+def _spectating(
+    args: argparse.Namespace, out: Path, config: LadderConfig
+) -> LadderSpectating | None:
+    if args.spectate is None:
+        return None
+    from referee.live import LiveConfig, parse_address
+    from referee.live.ladder import LadderSpectating
+
+    host, port = parse_address(args.spectate)
+    live = LiveConfig(delay=args.spectate_delay, max_spectators=args.spectate_max)
+    return LadderSpectating(host, port, live, lambda: ladder_board(out / STORE, config))
+
+
+def _pair_line(run: LadderRun, pair: Pair) -> str:
+    a, b = pair.players
+    got = [run.skills.get(p) for p in (a, b)]
+    shown = ", ".join(
+        f"{p} mu {s.mu:.2f} sigma {s.sigma:.2f}" for p, s in zip((a, b), got, strict=True) if s
+    )
+    return f"pair {pair.deal_id}: {a} vs {b}, {len(pair.results)} game(s); {shown}"
+
+
+async def run_ladder(args: argparse.Namespace) -> int:
+    """``gin-referee ladder run CONFIG``: play until SIGINT/SIGTERM (then exit 0)."""
+    try:
+        config = load_ladder(args.config)
+    except ConfigError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    out = args.out or config.out or Path("runs") / config.name
+    try:
+        configure_cli(args, out)
+        spectating = _spectating(args, out, config)
+        curve = server_keys(args, remote=True)
+    except (ValueError, OSError) as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    raise_fd_limit()
+    key = "no CURVE (--insecure)" if curve is None else f"referee key {curve.public_z85}"
+
+    def ready(endpoint: str) -> None:
+        print(f"ladder {config.name}: serving on {endpoint}; {key}", file=sys.stderr, flush=True)
+
+    async with contextlib.AsyncExitStack() as stack:
+        if not await serve_live(stack, spectating, args.spectate):
+            return EXIT_USAGE
+        live = spectating
+
+        def on_pair(pair: Pair) -> None:
+            print(_pair_line(run, pair), flush=True)
+            if live is not None:
+                live.on_pair(pair)
+
+        def on_game(outcome: GameOutcome) -> None:
+            if live is not None:
+                live.on_game(outcome)
+
+        try:
+            run = LadderRun(
+                config, out, stop=asyncio.Event(), bind=args.bind, curve=curve, on_ready=ready,
+                on_pair=on_pair, on_game=on_game,
+                on_scheduled=None if live is None else live.on_scheduled,
+                observe=None if live is None else live.observe,
+                config_text=args.config.read_text(encoding="utf-8"),
+            )  # fmt: skip
+            await run_with_signals(run, run.stop)
+            print(leaderboard_text(ladder_board(out / STORE, config)))
+        except (StoreError, ValueError) as err:
+            print(f"gin-referee: {err}", file=sys.stderr)
+            return EXIT_USAGE
+    if run.failed:
+        print(failed_text(run.failed), file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _add(args: argparse.Namespace, book: LadderBook) -> dict[str, Any]:
+    if args.command_line is not None:
+        BotCommand.parse(args.command_line)  # ValueError names what is wrong
+        fingerprint = fingerprint_command(args.command_line, Path.cwd())
+        player, new = book.add(args.name, now=time.time(), command=args.command_line,
+                               fingerprint=fingerprint)  # fmt: skip
+    else:
+        key = None
+        if args.public_key is not None:
+            key = encode_key(remote_keys([f"{args.name}={args.public_key}"])[args.name])
+        player, new = book.add(args.name, now=time.time(), public_key=key, token=args.token)
+    shown = {**player.lineage(), "new": new}
+    if player.kind == "remote":
+        shown["token"] = player.token  # the organiser hands it to the entrant, with the key
+        shown["public_key"] = player.public_key
+    return shown
+
+
+def run_ladder_admin(args: argparse.Namespace) -> int:
+    """``gin-referee ladder add|retire|list DIR ...``."""
+    path = args.dir / STORE
+    if args.action != "add" and not path.exists():
+        print(f"gin-referee: {path}: no ladder store here", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.action == "add":
+            if args.command_line is None and not args.remote:
+                raise LadderError("give --command CMD (a local entrant) or --remote")
+            if args.command_line is not None and args.remote:
+                raise LadderError("--command and --remote: an entrant is one or the other")
+            private_dir(args.dir)
+        with LadderBook.open(path) as book:
+            if args.action == "add":
+                data: Any = _add(args, book)
+                text = (f"{'added' if data['new'] else 'unchanged:'} {data['player']} "
+                        f"({data['kind']}, fingerprint {data['fingerprint']})")  # fmt: skip
+                if data.get("token"):
+                    text += f"\ntoken: {data['token']}"
+            elif args.action == "retire":
+                data = book.retire(args.name, now=time.time()).lineage()
+                text = f"retired {data['player']}"
+            else:
+                data = {"players": [p.lineage() for p in book.players()],
+                        "log": [dict(zip(("at", "action", "entrant", "player", "detail"), row,
+                                         strict=True)) for row in book.log()]}  # fmt: skip
+                text = (
+                    "\n".join(
+                        f"{p['player']:<24} {p['kind']:<6} {p['status']:<10} {p['fingerprint']}"
+                        for p in data["players"]
+                    )
+                    or "no entrants yet"
+                )
+    except (LadderError, ValueError, OSError, StoreError) as err:
+        print(f"gin-referee: ladder {args.action}: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(data, indent=2) if args.json else text)
+    return EXIT_OK

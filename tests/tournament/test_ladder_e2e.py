@@ -1,0 +1,256 @@
+"""A ladder end to end, with real bot processes: entrants added and a new version uploaded
+while it runs, a remote bot (CURVE) joining, the leaderboard over HTTP and from ``results
+--ladder``, a clean stop that leaves no process behind; and a ladder killed mid-game that,
+run again, loses nothing and plays nothing twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.common import free_port
+from referee.cli import main
+from referee.net.keys import write_keypair
+from referee.tournament.ladder import LadderBook
+from referee.tournament.store import SqliteStore
+from tests.e2e.daemon import wait_for
+from tests.e2e.helpers import PY
+
+pytestmark = pytest.mark.timeout(240)
+LOOP = Path(__file__).resolve().parents[1] / "bots" / "remote_loop.py"
+CONFIG = """
+[ladder]
+name = "e2e"
+concurrency = {concurrency}
+poll = 0.2
+max_hands_per_game = 6
+[time]
+move = 0.5
+bank = 3.0
+startup = 15.0
+"""
+ENTRY = "import sys\nfrom sample_bots.greedy_bot import main\n\nsys.exit(main())\n"
+RANDOM_ENTRY = "import sys\nfrom sample_bots.random_bot import main\n\nsys.exit(main())\n"
+
+
+def setup(tmp_path: Path, concurrency: int) -> tuple[Path, Path, Path]:
+    """The config, the ladder's directory and an entrant's program (a file: versions); a
+    random bot's program is ``RAND`` in ``tmp_path`` (every bot's command names a file of
+    the test, so that no process of theirs can outlive it unseen)."""
+    config = tmp_path / "ladder.toml"
+    config.write_text(CONFIG.format(concurrency=concurrency))
+    entry = tmp_path / "mybot.py"
+    entry.write_text(ENTRY)
+    (tmp_path / "rand.py").write_text(RANDOM_ENTRY)
+    return config, tmp_path / "out", entry
+
+
+def start(config: Path, out: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """``gin-referee ladder run``; the process and its serving line."""
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    proc = subprocess.Popen(
+        [PY, "-m", "referee", "ladder", "run", str(config), "--out", str(out), "--bind",
+         endpoint, *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    for _ in range(10):
+        line = proc.stderr.readline()
+        if "serving on" in line or not line:
+            break
+    assert "serving on" in line, line
+    return proc, line
+
+
+def ratings(out: Path) -> dict[str, tuple[float, float, int]]:
+    with LadderBook.open(out / "tournament.sqlite") as book:
+        return book.current()
+
+
+def rated_deals(path: Path) -> set[str]:
+    with LadderBook.open(path) as book:
+        return book.rated_deals()
+
+
+def stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    return out, err
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Live processes whose command line mentions ``text`` (this test's own files)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = (entry / "stat").read_text().split(") ")[-1][:1]
+            except (OSError, IndexError):
+                continue
+            if text in cmdline and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> None:
+    config, out, entry = setup(tmp_path, concurrency=2)
+    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
+    assert (
+        main(["ladder", "add", str(out), "rand", "--command", f"{PY} {tmp_path / 'rand.py'}"]) == 0
+    )
+    keys = write_keypair(tmp_path / "keys", "alice")
+    spectate = f"127.0.0.1:{free_port()}"
+    ladder, line = start(config, out, "--key-dir", str(tmp_path / "home"), "--spectate", spectate)
+    server_key = line.rsplit("referee key ", 1)[1].strip()
+    remote: subprocess.Popen[bytes] | None = None
+    try:
+        wait_for("a first rated pair", lambda: len(ratings(out)) == 2, within=90)
+        # a third local entrant and a remote one join while it runs
+        (tmp_path / "greedy.py").write_text(ENTRY + "# another program\n")
+        assert main(["ladder", "add", str(out), "greedy", "--command",
+                     f"{PY} {tmp_path / 'greedy.py'}"]) == 0  # fmt: skip
+        assert main(["ladder", "add", str(out), "alice", "--remote", "--token",
+                     "alice-token-123", "--public-key", keys.public_z85]) == 0  # fmt: skip
+        env = {
+            **os.environ,
+            "GIN_REFEREE_SERVER_KEY": server_key,
+            "GIN_BOT_PUBLIC_KEY": keys.public_z85,
+            "GIN_BOT_SECRET_KEY": keys.secret_z85,
+        }
+        endpoint = line.split("serving on ", 1)[1].split(";", 1)[0]
+        remote = subprocess.Popen(
+            [PY, str(LOOP), endpoint, "alice-token-123", "alice", "1000", "multi"], env=env
+        )
+        # a new version of "mine": the program changed
+        entry.write_text(ENTRY + "# version 2\n")
+        assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
+        wanted = {"mine.v2", "alice.v1", "greedy.v1"}
+        wait_for("the new players rated", lambda: wanted <= set(ratings(out)), within=150)
+        with urllib.request.urlopen(f"http://{spectate}/leaderboard.json", timeout=10) as reply:
+            published: dict[str, Any] = json.loads(reply.read())
+        assert main(["ladder", "retire", str(out), "rand"]) == 0
+    finally:
+        if ladder.poll() is None:
+            printed, _ = stop(ladder)
+        if remote is not None:
+            remote.wait(30)
+    assert "pair ladder/" in printed and "mine.v2" in printed  # the final leaderboard
+    names = {row["player"]: row for row in published["players"]}
+    assert {"mine.v1", "mine.v2", "rand.v1", "greedy.v1", "alice.v1"} <= set(names)
+    assert names["mine.v1"]["status"] == "superseded" and names["mine.v2"]["version"] == 2
+    assert "alice-token-123" not in json.dumps(published) and str(entry) not in json.dumps(
+        published
+    )
+    assert [r["rank"] for r in published["players"]] == list(range(1, len(names) + 1))
+    values = [r["rank_value"] for r in published["players"]]
+    assert values == sorted(values, reverse=True)
+    # every stored game is done or was given back: none played twice, each pair rated once
+    store = SqliteStore.open(out / "tournament.sqlite")
+    try:
+        rows = store.games()
+    finally:
+        store.close()
+    with LadderBook.open(out / "tournament.sqlite") as book:
+        history = book.history()
+        statuses = {p.player: p.status for p in book.players()}
+    assert statuses["rand.v1"] == "retired"
+    deals = [r.deal_id for r in history]
+    assert all(deals.count(d) == 2 for d in deals)  # two rows (one per player) per pair
+    for deal in set(deals):
+        games = [r for r in rows if r.spec.deal_id == deal]
+        assert len(games) == 2 and all(g.status == "done" for g in games)
+    assert all(r.status in ("done", "pending") for r in rows)
+    assert not processes_mentioning(str(tmp_path))  # no bot process outlives the ladder
+
+
+def test_results_ladder_prints_the_leaderboard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, out, entry = setup(tmp_path, concurrency=1)
+    assert main(["results", str(tmp_path), "--ladder"]) == 2  # no store there
+    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
+    assert (
+        main(["ladder", "add", str(out), "rand", "--command", f"{PY} {tmp_path / 'rand.py'}"]) == 0
+    )
+    ladder, _ = start(config, out, "--insecure")
+    try:
+        wait_for("a rated pair", lambda: len(ratings(out)) == 2, within=90)
+    finally:
+        stop(ladder)
+    capsys.readouterr()
+    assert main(["results", str(out), "--ladder", "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["ladder"] == "e2e" and board["pairs_rated"] >= 1
+    assert {r["player"] for r in board["players"]} == {"mine.v1", "rand.v1"}
+    assert main(["results", str(out), "--ladder", "--format", "csv"]) == 2
+    assert not processes_mentioning(str(tmp_path))
+
+
+def test_a_ladder_killed_mid_game_loses_nothing_and_plays_nothing_twice(tmp_path: Path) -> None:
+    config, out, entry = setup(tmp_path, concurrency=1)
+    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
+    assert (
+        main(["ladder", "add", str(out), "rand", "--command", f"{PY} {tmp_path / 'rand.py'}"]) == 0
+    )
+    path = out / "tournament.sqlite"
+
+    def counts() -> dict[str, int]:
+        store = SqliteStore.open(path)
+        try:
+            return store.counts()
+        finally:
+            store.close()
+
+    ladder, _ = start(config, out, "--insecure")
+    try:
+        wait_for("a game in play after one done",
+                 lambda: counts()["done"] >= 1 and counts()["claimed"] == 1, within=90)  # fmt: skip
+        ladder.kill()  # SIGKILL: the game in play is neither recorded nor given back
+        ladder.communicate(timeout=30)
+    finally:
+        if ladder.poll() is None:
+            ladder.kill()
+            ladder.wait(10)
+    store = SqliteStore.open(path)
+    try:
+        killed = [r for r in store.games() if r.status == "claimed"]
+        done_before = {r.spec.game_id for r in store.games() if r.status == "done"}
+    finally:
+        store.close()
+    assert len(killed) == 1
+    again, _ = start(config, out, "--insecure")
+    game = killed[0].spec
+
+    def replayed() -> bool:
+        store = SqliteStore.open(path)
+        try:
+            return any(r.spec.game_id == game.game_id and r.status == "done" for r in store.games())
+        finally:
+            store.close()
+
+    try:
+        wait_for("the killed game played again", replayed, within=90)
+        wait_for("its pair rated", lambda: game.deal_id in rated_deals(path), within=90)
+    finally:
+        stop(again)
+    store = SqliteStore.open(path)
+    try:
+        rows = {r.spec.game_id: r for r in store.games()}
+    finally:
+        store.close()
+    assert rows[game.game_id].attempts == 2  # claimed twice, recorded once
+    assert done_before <= {g for g, r in rows.items() if r.status == "done"}
+    with LadderBook.open(path) as book:
+        deals = [r.deal_id for r in book.history()]
+    assert deals.count(game.deal_id) == 2  # rated once (a row per player)
+    assert all(deals.count(d) == 2 for d in deals)
+    assert not processes_mentioning(str(tmp_path))
