@@ -32,8 +32,9 @@ from referee.tournament.ladder import (
     ladder_board,
     leaderboard_text,
     load_ladder,
+    resolve_command,
 )
-from referee.tournament.store import StoreError
+from referee.tournament.store import SqliteStore, StoreError
 
 if TYPE_CHECKING:
     from referee.live.ladder import LadderSpectating
@@ -123,8 +124,9 @@ async def run_ladder(args: argparse.Namespace) -> int:
 def _add(args: argparse.Namespace, book: LadderBook) -> dict[str, Any]:
     if args.command_line is not None:
         BotCommand.parse(args.command_line)  # ValueError names what is wrong
-        fingerprint = fingerprint_command(args.command_line, Path.cwd())
-        player, new = book.add(args.name, now=time.time(), command=args.command_line,
+        command = resolve_command(args.command_line, Path.cwd())
+        fingerprint = fingerprint_command(command, Path.cwd())
+        player, new = book.add(args.name, now=time.time(), command=command,
                                fingerprint=fingerprint)  # fmt: skip
     else:
         key = None
@@ -136,6 +138,18 @@ def _add(args: argparse.Namespace, book: LadderBook) -> dict[str, Any]:
         shown["token"] = player.token  # the organiser hands it to the entrant, with the key
         shown["public_key"] = player.public_key
     return shown
+
+
+def _check_ladder(path: Path) -> None:
+    """StoreError if the store at ``path`` holds a tournament, not a ladder."""
+    if not path.exists():
+        return
+    store = SqliteStore.open(path)
+    try:
+        if store.config() is not None and store.get_meta("ladder") is None:
+            raise StoreError(path, "holds a tournament, not a ladder")
+    finally:
+        store.close()
 
 
 def run_ladder_admin(args: argparse.Namespace) -> int:
@@ -151,6 +165,7 @@ def run_ladder_admin(args: argparse.Namespace) -> int:
             if args.command_line is not None and args.remote:
                 raise LadderError("--command and --remote: an entrant is one or the other")
             private_dir(args.dir)
+        _check_ladder(path)
         with LadderBook.open(path) as book:
             if args.action == "add":
                 data: Any = _add(args, book)

@@ -20,7 +20,7 @@ from referee.cli import main
 from referee.net.keys import write_keypair
 from referee.tournament.ladder import LadderBook
 from referee.tournament.store import SqliteStore
-from tests.e2e.daemon import wait_for
+from tests.e2e.daemon import text, wait_for
 from tests.e2e.helpers import PY
 
 pytestmark = pytest.mark.timeout(240)
@@ -184,6 +184,10 @@ def test_results_ladder_prints_the_leaderboard(
     ladder, _ = start(config, out, "--insecure")
     try:
         wait_for("a rated pair", lambda: len(ratings(out)) == 2, within=90)
+        # rand's program changes without a new version: it is not played again
+        (tmp_path / "rand.py").write_text(RANDOM_ENTRY + "# changed in place\n")
+        log = out / "referee.log.jsonl"
+        wait_for("the warning", lambda: "rand.v1 is not played: its files changed" in text(log))
     finally:
         stop(ladder)
     capsys.readouterr()

@@ -14,6 +14,7 @@ from referee.tournament.ladder.book import (
     Player,
     RatingRow,
     fingerprint_command,
+    resolve_command,
 )
 from referee.tournament.ladder.config import (
     LadderConfig,
@@ -47,5 +48,6 @@ __all__ = [
     "load_ladder",
     "match_quality",
     "pair_score",
+    "resolve_command",
     "parse_ladder",
 ]

@@ -29,7 +29,14 @@ from pathlib import Path
 from referee.tournament.store import SqliteStore, StoreError
 from referee.tournament.store.sqlite import transaction
 
-__all__ = ["LadderBook", "LadderError", "Player", "RatingRow", "fingerprint_command"]
+__all__ = [
+    "LadderBook",
+    "LadderError",
+    "Player",
+    "RatingRow",
+    "fingerprint_command",
+    "resolve_command",
+]
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS ladder_players (
     player TEXT PRIMARY KEY, entrant TEXT NOT NULL, version INTEGER NOT NULL CHECK (version > 0),
@@ -100,6 +107,16 @@ class RatingRow:
     mu: float
     sigma: float
     at: float
+
+
+def resolve_command(command: str, cwd: Path) -> str:
+    """``command`` with each word that names an existing file by a relative path (a word
+    with a ``/``) made absolute against ``cwd``: the ladder runs it from any directory."""
+    words = shlex.split(command)
+    for i, word in enumerate(words):
+        if "/" in word and not word.startswith("/") and (cwd / word).is_file():
+            words[i] = str((cwd / word).resolve())
+    return shlex.join(words)
 
 
 def fingerprint_command(command: str, cwd: Path) -> str:

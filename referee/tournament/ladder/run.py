@@ -32,7 +32,7 @@ from referee.net.keys import KeyFileError, decode_key
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry
 from referee.tournament.games import GameOutcome
-from referee.tournament.ladder.book import LadderBook, Player, RatingRow
+from referee.tournament.ladder.book import LadderBook, Player, RatingRow, fingerprint_command
 from referee.tournament.ladder.config import LadderConfig
 from referee.tournament.ladder.matchmaker import Candidate, choose_pair
 from referee.tournament.ladder.skill import Skill, SkillModel, pair_score
@@ -84,6 +84,8 @@ class LadderRun(TournamentRun):
         self.last_opponent: dict[str, str] = {}
         self.busy: set[str] = set()
         """Players in a pair being played: not available to the matchmaker."""
+        self.changed: set[str] = set()
+        """Local players whose files changed since they were added: never chosen again."""
         self.pairs_rated = 0
         """Pairs rated by this run."""
         self._revision = -1
@@ -195,9 +197,11 @@ class LadderRun(TournamentRun):
     # ------------------------------------------------------------- choosing pairs
 
     def _available(self, hub: Hub) -> list[Candidate]:
+        """The players the matchmaker may choose now: active, idle, unchanged and (remote)
+        waiting in the lobby."""
         found = []
         for name, player in self.players.items():
-            if not player.active or name in self.busy:
+            if not player.active or name in self.busy or name in self.changed:
                 continue
             entry = self.bots.get(name)
             if entry is None or (entry.token is not None and not hub.is_available(entry.token)):
@@ -205,6 +209,19 @@ class LadderRun(TournamentRun):
             skill = self.skills.get(name) or self.model.new()
             found.append(Candidate(name, skill.mu, skill.sigma, self.last_opponent.get(name)))
         return found
+
+    def _stale(self, name: str) -> bool:
+        """Whether a local player's files changed since it was added (then it is not played
+        again: the change is a new version, to be added)."""
+        player = self.players[name]
+        if player.command is None or name in self.changed:
+            return name in self.changed
+        if fingerprint_command(player.command, Path.cwd()) == player.fingerprint:
+            return False
+        LOGGER.warning("%s is not played: its files changed since it was added (add it again:"
+                       " a new version)", name)  # fmt: skip
+        self.changed.add(name)
+        return True
 
     def _resumable(self, hub: Hub) -> Pair | None:
         ready = {c.name for c in self._available(hub)}
@@ -216,11 +233,13 @@ class LadderRun(TournamentRun):
 
     def _choose(self, store: Store, hub: Hub) -> Pair | None:
         """A new pair from the matchmaker, its games added to the store; None if none."""
-        params = self.ladder.ratings
-        chosen = choose_pair(self._available(hub), self.rng, self.ladder.matchmaking,
-                             beta=params.beta)  # fmt: skip
-        if chosen is None:
-            return None
+        while True:
+            chosen = choose_pair(self._available(hub), self.rng, self.ladder.matchmaking,
+                                 beta=self.ladder.ratings.beta)  # fmt: skip
+            if chosen is None:
+                return None
+            if not any(self._stale(c.name) for c in chosen):
+                break
         a, b = chosen[0].name, chosen[1].name
         first = store.next_game_id()  # one runner adds games, and nothing awaits in between
         deal_id, pairing = f"ladder/{first}", f"{a}-vs-{b}/{first}"
