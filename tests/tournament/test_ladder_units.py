@@ -185,3 +185,11 @@ def test_book_refuses_a_file_that_is_not_a_store(tmp_path: Path) -> None:
     good = tmp_path / "good.sqlite"
     LadderBook.open(good).close()
     SqliteStore.open(good).close()  # still a tournament store with the ladder's tables added
+
+
+def test_the_example_ladder_is_the_defaults() -> None:
+    from referee.tournament.ladder import load_ladder
+
+    example = load_ladder(Path(__file__).resolve().parents[2] / "examples" / "ladder.toml")
+    assert example.name == "open-ladder" and example.play.concurrency == 2
+    assert example.matchmaking == MatchmakingParams() and example.ratings == RatingParams()
