@@ -19,7 +19,7 @@ from bench.common import free_port
 from referee.cli import main
 from referee.net.keys import write_keypair
 from referee.tournament.ladder import LadderBook
-from referee.tournament.store import SqliteStore
+from referee.tournament.store import GameRow, SqliteStore
 from tests.e2e.daemon import text, wait_for
 from tests.e2e.helpers import PY
 
@@ -34,18 +34,19 @@ max_hands_per_game = 6
 [time]
 move = 0.5
 bank = 3.0
-startup = 15.0
+startup = {startup}
 """
 ENTRY = "import sys\nfrom sample_bots.greedy_bot import main\n\nsys.exit(main())\n"
 RANDOM_ENTRY = "import sys\nfrom sample_bots.random_bot import main\n\nsys.exit(main())\n"
 
 
-def setup(tmp_path: Path, concurrency: int) -> tuple[Path, Path, Path]:
+def setup(tmp_path: Path, concurrency: int, startup: float = 15.0) -> tuple[Path, Path, Path]:
     """The config, the ladder's directory and an entrant's program (a file: versions); a
     random bot's program is ``RAND`` in ``tmp_path`` (every bot's command names a file of
     the test, so that no process of theirs can outlive it unseen)."""
+    tmp_path.chmod(0o755)  # a root referee's bot reads its own files as a uid of its own
     config = tmp_path / "ladder.toml"
-    config.write_text(CONFIG.format(concurrency=concurrency))
+    config.write_text(CONFIG.format(concurrency=concurrency, startup=startup))
     entry = tmp_path / "mybot.py"
     entry.write_text(ENTRY)
     (tmp_path / "rand.py").write_text(RANDOM_ENTRY)
@@ -77,6 +78,17 @@ def ratings(out: Path) -> dict[str, tuple[float, float, int]]:
 def rated_deals(path: Path) -> set[str]:
     with LadderBook.open(path) as book:
         return book.rated_deals()
+
+
+def started_games(out: Path) -> list[GameRow]:
+    """The done games, each checked to have started: no start-up fault ("no_start")."""
+    store = SqliteStore.open(out / "tournament.sqlite")
+    try:
+        done = [row for row in store.games() if row.status == "done"]
+    finally:
+        store.close()
+    assert done and all(r.result is not None and r.result["reason"] != "no_start" for r in done)
+    return done
 
 
 def stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
@@ -127,6 +139,8 @@ def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> N
             "GIN_BOT_SECRET_KEY": keys.secret_z85,
         }
         endpoint = line.split("serving on ", 1)[1].split(";", 1)[0]
+        log = out / "referee.log.jsonl"
+        wait_for("alice accepted", lambda: "remote player alice.v1 may connect" in text(log))
         remote = subprocess.Popen(
             [PY, str(LOOP), endpoint, "alice-token-123", "alice", "1000", "multi"], env=env
         )
@@ -163,6 +177,7 @@ def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> N
         history = book.history()
         statuses = {p.player: p.status for p in book.players()}
     assert statuses["rand.v1"] == "retired"
+    started_games(out)
     deals = [r.deal_id for r in history]
     assert all(deals.count(d) == 2 for d in deals)  # two rows (one per player) per pair
     for deal in set(deals):
@@ -196,6 +211,7 @@ def test_results_ladder_prints_the_leaderboard(
     assert board["ladder"] == "e2e" and board["pairs_rated"] >= 1
     assert {r["player"] for r in board["players"]} == {"mine.v1", "rand.v1"}
     assert main(["results", str(out), "--ladder", "--format", "csv"]) == 2
+    started_games(out)
     assert not processes_mentioning(str(tmp_path))
 
 
@@ -257,4 +273,44 @@ def test_a_ladder_killed_mid_game_loses_nothing_and_plays_nothing_twice(tmp_path
         deals = [r.deal_id for r in book.history()]
     assert deals.count(game.deal_id) == 2  # rated once (a row per player)
     assert all(deals.count(d) == 2 for d in deals)
+    started_games(out)
+    assert not processes_mentioning(str(tmp_path))
+
+
+def test_a_remote_bot_that_leaves_mid_pair_stalls_nobody(tmp_path: Path) -> None:
+    """alice plays one game and leaves: her pair's second game waits for her only the start-up
+    time, she loses it by a start-up fault, the pair is rated, and the others play on."""
+    config, out, entry = setup(tmp_path, concurrency=1, startup=2.0)
+    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
+    assert main(["ladder", "add", str(out), "alice", "--remote", "--token", "alice-token-1"]) == 0
+    ladder, line = start(config, out, "--insecure")
+    endpoint = line.split("serving on ", 1)[1].split(";", 1)[0]
+    log = out / "referee.log.jsonl"
+    wait_for("alice accepted", lambda: "remote player alice.v1 may connect" in text(log))
+    remote = subprocess.Popen([PY, str(LOOP), endpoint, "alice-token-1", "alice", "1"])
+    try:
+        wait_for("alice's pair rated", lambda: "alice.v1" in ratings(out), within=90)
+        assert remote.wait(30) == 0  # she played her one game and left
+        assert (
+            main(["ladder", "add", str(out), "rand", "--command", f"{PY} {tmp_path}/rand.py"]) == 0
+        )
+        wait_for("the others play on", lambda: ratings(out).get("rand.v1", (0, 0, 0))[2] >= 2,
+                 within=90)  # fmt: skip
+    finally:
+        stop(ladder)
+        if remote.poll() is None:
+            remote.kill()
+            remote.wait(10)
+    store = SqliteStore.open(out / "tournament.sqlite")
+    try:
+        games, faults = store.games(), store.faults()
+    finally:
+        store.close()
+    hers = [g for g in games if "alice.v1" in (g.spec.seat0, g.spec.seat1) and g.status == "done"]
+    assert len(hers) == 2  # one pair: she was never chosen again once gone
+    second = max(hers, key=lambda g: g.spec.game_id)
+    assert second.result is not None and second.result["winner"] == "mine.v1"
+    assert any(f["game_id"] == second.spec.game_id and f["kind"] == "startup" for f in faults)
+    others = [g for g in games if g.status == "done" and g.spec.game_id != second.spec.game_id]
+    assert all(g.result is not None and g.result["reason"] != "no_start" for g in others)
     assert not processes_mentioning(str(tmp_path))

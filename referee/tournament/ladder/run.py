@@ -37,7 +37,7 @@ from referee.tournament.ladder.config import LadderConfig
 from referee.tournament.ladder.matchmaker import Candidate, choose_pair
 from referee.tournament.ladder.skill import Skill, SkillModel, pair_score
 from referee.tournament.runner import TournamentRun
-from referee.tournament.store import GameSpec, Store, is_url
+from referee.tournament.store import GameSpec, Store, StoreError, is_url
 
 __all__ = ["LadderRun", "Pair"]
 
@@ -92,6 +92,7 @@ class LadderRun(TournamentRun):
         self._resume: list[Pair] = []
         self._tokens: set[str] = set()
         self._results: dict[int, dict[str, Any]] = {}
+        self._watcher: asyncio.Future[None] | None = None
         self._report = self.on_game
         self.on_game = self._recorded
 
@@ -102,8 +103,24 @@ class LadderRun(TournamentRun):
         try:
             return await super().run()
         finally:
+            if self._watcher is not None:
+                self._watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._watcher
             if self.book is not None:
                 self.book.close()
+
+    async def _watch(self, hub: Hub) -> None:
+        """Read the book every ``poll`` seconds, whether or not a slot is waiting for a pair:
+        a remote entrant added while every slot plays may connect at once."""
+        while True:
+            await asyncio.sleep(self.ladder.poll)
+            try:
+                if self._reload():
+                    self._register_remotes(hub)
+                    self._game_over()  # wake the slots waiting for a pair
+            except StoreError as err:  # the store briefly locked: next time
+                LOGGER.warning("ladder: the book could not be read (%s)", err)
 
     def _init(self, store: Store) -> bool:
         created = store.init_tournament(
@@ -148,18 +165,19 @@ class LadderRun(TournamentRun):
                 "%d pair(s) left open by an earlier run are played first", len(self._resume)
             )
 
-    def _reload(self) -> None:
-        """Read the players again if the book changed."""
+    def _reload(self) -> bool:
+        """Read the players again if the book changed; whether it did."""
         assert self.book is not None
         revision = self.book.revision()
         if revision == self._revision:
-            return
+            return False
         self._revision = revision
         for player in self.book.players():
             self.players[player.player] = player
             entry = self._entry(player)
             if entry is not None:
                 self.bots[player.player] = entry
+        return True
 
     def _entry(self, player: Player) -> BotEntry | None:
         if player.kind == "local":
@@ -180,7 +198,9 @@ class LadderRun(TournamentRun):
 
     def _register_remotes(self, hub: Hub) -> None:
         """Accept the tokens of the active remote players; dismiss those of ended ones (once
-        they are out of their pair)."""
+        they are out of their pair). The first call (the hub is new) starts the watcher."""
+        if self._watcher is None:
+            self._watcher = asyncio.ensure_future(self._watch(hub))
         for name, player in self.players.items():
             entry = self.bots.get(name)
             if entry is None or entry.token is None:
@@ -190,6 +210,7 @@ class LadderRun(TournamentRun):
                     entry.token, name, None if self.curve is None else entry.public_key
                 )
                 self._tokens.add(entry.token)
+                LOGGER.info("remote player %s may connect", name)
             elif not player.active and entry.token in self._tokens and name not in self.busy:
                 hub.dismiss(entry.token)
                 self._tokens.discard(entry.token)
@@ -292,15 +313,14 @@ class LadderRun(TournamentRun):
         while pair.games and not self.stop.is_set():
             spec = pair.games[0]
             claim = store.claim(owner=self.owner, lease_seconds=self.lease, now=time.time(),
-                                prefer=spec.pairing, only=True)  # fmt: skip
-            if claim is None:  # claimed elsewhere meanwhile: left to its claimer
-                LOGGER.warning("pair %s: game %d could not be claimed", pair.deal_id, spec.game_id)
+                                prefer=spec.pairing, only=True, skip=self.failed)  # fmt: skip
+            if claim is None:  # a game this run failed to play: the pair waits for the next run
+                LOGGER.warning("pair %s: game %d is not played again by this run",
+                               pair.deal_id, spec.game_id)  # fmt: skip
                 return
             await self._play_claimed(store, hub, keeper, claim)
             result = self._results.pop(claim.game.game_id, None)
             if result is None:  # stopped, a referee error, or the lease lost: not recorded
-                if claim.game.game_id in self.failed:
-                    self._resume.append(pair)
                 return
             pair.games = [g for g in pair.games if g.game_id != claim.game.game_id]
             pair.results.append(result)
