@@ -22,6 +22,7 @@ from referee.match import RecordError
 from referee.match.record_gzip import GZIP_SUFFIX, record_stem
 from referee.tournament.defaults import REPORT_PAGES
 from referee.tournament.report import estimate_text
+from referee.view.ladder_html import ladder_section
 from referee.view.page import asset, page, write_page
 from referee.view.replay_html import write_viewer
 from referee.view.run_dir import RunData, load_run, stderr_tail
@@ -224,7 +225,7 @@ def render_report(
     body = (
         f"<main id='report'><header><h1>{_e(name)}</h1><p class='meta'>{_e(' · '.join(meta))}"
         f"</p><p class='meta'>Generated {generated} from {_e(run.directory)}.</p></header>"
-        f"{_standings(run)}{_matrix(run)}{_faults(run, links)}"
+        f"{ladder_section(run.directory)}{_standings(run)}{_matrix(run)}{_faults(run, links)}"
         f"{_games(run, links, problems or {}, over)}</main>"
     )
     return page(title=f"{name} - standings", styles=[asset("report.css")], body=body)

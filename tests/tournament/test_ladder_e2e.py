@@ -211,6 +211,10 @@ def test_results_ladder_prints_the_leaderboard(
     assert board["ladder"] == "e2e" and board["pairs_rated"] >= 1
     assert {r["player"] for r in board["players"]} == {"mine.v1", "rand.v1"}
     assert main(["results", str(out), "--ladder", "--format", "csv"]) == 2
+    assert main(["results", str(out)]) == 0  # the tournament's standings, per version
+    assert main(["report", str(out), "--no-games"]) == 0
+    page = (out / "report.html").read_text()
+    assert "Rating history" in page and "mine.v1" in page and "<polyline" in page
     started_games(out)
     assert not processes_mentioning(str(tmp_path))
 

@@ -37,7 +37,7 @@ from referee.tournament.ladder.config import LadderConfig
 from referee.tournament.ladder.matchmaker import Candidate, choose_pair
 from referee.tournament.ladder.skill import Skill, SkillModel, pair_score
 from referee.tournament.runner import TournamentRun
-from referee.tournament.store import GameSpec, Store, StoreError, is_url
+from referee.tournament.store import Claim, GameSpec, Store, StoreError, is_url
 
 __all__ = ["LadderRun", "Pair"]
 
@@ -263,7 +263,7 @@ class LadderRun(TournamentRun):
                 break
         a, b = chosen[0].name, chosen[1].name
         first = store.next_game_id()  # one runner adds games, and nothing awaits in between
-        deal_id, pairing = f"ladder/{first}", f"{a}-vs-{b}/{first}"
+        deal_id, pairing = f"ladder/{first}", f"{a}-vs-{b}"
         games = [GameSpec(first, pairing, a, b, deal_id, first)]
         if self.config.duplicate:
             games.append(GameSpec(first + 1, pairing, b, a, deal_id, first))
@@ -311,12 +311,10 @@ class LadderRun(TournamentRun):
     async def _play_pair(self, store: Store, hub: Hub, keeper: BotKeeper, pair: Pair) -> None:
         """Play the pair's games left, then rate it; a pair not finished stays open."""
         while pair.games and not self.stop.is_set():
-            spec = pair.games[0]
-            claim = store.claim(owner=self.owner, lease_seconds=self.lease, now=time.time(),
-                                prefer=spec.pairing, only=True, skip=self.failed)  # fmt: skip
+            claim = self._claim(store, pair)
             if claim is None:  # a game this run failed to play: the pair waits for the next run
                 LOGGER.warning("pair %s: game %d is not played again by this run",
-                               pair.deal_id, spec.game_id)  # fmt: skip
+                               pair.deal_id, pair.games[0].game_id)  # fmt: skip
                 return
             await self._play_claimed(store, hub, keeper, claim)
             result = self._results.pop(claim.game.game_id, None)
@@ -326,6 +324,20 @@ class LadderRun(TournamentRun):
             pair.results.append(result)
         if not pair.games:
             self._rate(pair)
+
+    def _claim(self, store: Store, pair: Pair) -> Claim | None:
+        """Claim the pair's next game (not one this run failed to play). The pairing's name
+        is its players' (as a tournament's), so an open game of an earlier pair of the same two
+        players may come first: it is given back, and its own pair plays it."""
+        skip = set(self.failed)
+        mine = {g.game_id for g in pair.games}
+        while True:
+            claim = store.claim(owner=self.owner, lease_seconds=self.lease, now=time.time(),
+                                prefer=pair.games[0].pairing, only=True, skip=skip)  # fmt: skip
+            if claim is None or claim.game.game_id in mine:
+                return claim
+            store.release(claim)
+            skip.add(claim.game.game_id)
 
     def _recorded(self, outcome: GameOutcome) -> None:
         self._results[outcome.spec.game_id] = outcome.result
