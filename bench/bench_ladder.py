@@ -19,7 +19,9 @@ time). Figures go to docs/performance.md ("The ladder").
    pairs, and the games the whole ladder played meanwhile.
 3. **Overhead** with 1,000 registered players (all available): the time per pair of building
    the candidates, choosing the pair and rating it (median of the pairs), and of storing the
-   ratings (the book's SQLite transaction, with fsync).
+   ratings (the book's SQLite transaction, with fsync); and the time to compute the
+   leaderboard (with its Elo check over the best 100) from 1,000 players and 50,000 games, as
+   the live page does after each pair (in a worker thread).
 """
 
 from __future__ import annotations
@@ -35,12 +37,15 @@ from referee.tournament.ladder import (
     Candidate,
     LadderBook,
     MatchmakingParams,
+    Player,
     RatingParams,
     RatingRow,
     Skill,
     SkillModel,
     choose_pair,
+    leaderboard,
 )
+from referee.tournament.store import GameRow, GameSpec
 
 PARAMS = RatingParams()
 DRAWS = 0.02
@@ -186,6 +191,24 @@ def overhead(players: int, pairs: int, seed: int) -> dict[str, float]:
     return {key: statistics.median(values) * 1e6 for key, values in parts.items()}
 
 
+def board_seconds(players: int, games: int, seed: int) -> tuple[float, str]:
+    """Seconds to compute the leaderboard of ``players`` and ``games`` (in memory), and how
+    its Elo check's fit went."""
+    rng = random.Random(seed)
+    roster = [Player(f"e{i}.v1", f"e{i}", 1, "local", "true", "f" * 64, None, None, 0.0, None,
+                     None) for i in range(players)]  # fmt: skip
+    current = {p.player: (25.0 + rng.gauss(0, 5), 1.0 + rng.random(), 10) for p in roster}
+    rows = []
+    for g in range(games):
+        a, b = rng.sample(roster, 2)
+        spec = GameSpec(g, f"{a.player}-vs-{b.player}", a.player, b.player, f"ladder/{g}", g)
+        winner = a.player if rng.random() < 0.5 else b.player
+        rows.append(GameRow(spec, "done", {"winner": winner}, 1, 1.0))
+    start = time.perf_counter()
+    board = leaderboard("bench", roster, current, rows, PARAMS, now=0.0)
+    return time.perf_counter() - start, board["elo_check"]["status"]
+
+
 def quantiles(values: list[int]) -> str:
     ordered = sorted(values)
     p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
@@ -215,6 +238,10 @@ def main() -> None:
     print(f"{args.players} players registered, per pair (median, us): building the candidates"
           f" {cost['candidates']:.0f}, choosing {cost['choose']:.0f}, rating"
           f" {cost['rate']:.0f}, storing the ratings {cost['store']:.0f}")  # fmt: skip
+    for count in (100, args.players):
+        took, status = board_seconds(count, 50_000, args.seed)
+        print(f"the leaderboard of {count} players and 50,000 games: {took:.2f} s"
+              f" (Elo check: {status})")  # fmt: skip
 
 
 if __name__ == "__main__":
