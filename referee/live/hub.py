@@ -313,6 +313,10 @@ class LiveHub:
         rows = board.get("players", [])[:LEADERBOARD_ROWS]
         page["players"] = [{k: row.get(k) for k in _PLAYER_KEYS} for row in rows]
         page["shown"], page["total"] = len(rows), len(board.get("players", []))
+        page["entrants"] = [
+            {k: e.get(k) for k in ("entrant", "best", "latest")}
+            for e in board.get("entrants", [])[:LEADERBOARD_ROWS]
+        ]
         self.leaderboard = self._publish("leaderboard", page)
 
     def _send_standings(self) -> None:

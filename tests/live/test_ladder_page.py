@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from typing import Any
 
 import aiohttp
@@ -14,6 +15,7 @@ from referee.live import LiveConfig, LiveHub, LiveServer
 from referee.live.hub import LEADERBOARD_ROWS
 from referee.live.ladder import LadderSpectating
 from referee.tournament.ladder import Pair
+from tests.view.browser import Browser
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -73,3 +75,49 @@ async def test_a_tournament_page_has_no_leaderboard() -> None:
             assert reply.status == 404
     finally:
         await server.close()
+
+
+def test_the_leaderboard_in_a_real_browser(browser: Browser) -> None:
+    """The page draws the leaderboard, and shows every version or each entrant's best or
+    latest one, without a script error."""
+    data = board(4)
+    data["players"][1].update(player="p0.v2", entrant="p0", version=2)  # p0: v1 best, v2 latest
+    data["entrants"] = [{"entrant": "p0", "best": "p0.v1", "latest": "p0.v2"},
+                        {"entrant": "p2", "best": "p2.v1", "latest": "p2.v1"},
+                        {"entrant": "p3", "best": "p3.v1", "latest": "p3.v1"}]  # fmt: skip
+    ready, stop = threading.Event(), threading.Event()
+    urls: list[str] = []
+
+    async def serve() -> None:
+        async with LadderSpectating("127.0.0.1", 0, LiveConfig(), lambda: data) as live:
+            urls.append(live.url)
+            ready.set()
+            await asyncio.to_thread(stop.wait)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(30)
+        page = browser.open(urls[0])
+        rows = (
+            "[...document.querySelectorAll('#leaderboard tr')].slice(1)"
+            ".map(r => r.cells[1].innerText)"
+        )
+        shown = page.eval(
+            "new Promise(done => { (function check() {"
+            " if (document.querySelectorAll('#leaderboard tr').length > 1) done(" + rows + ");"
+            " else setTimeout(check, 50); })(); })"
+        )
+        assert shown == ["p0.v1", "p0.v2", "p2.v1", "p3.v1"]
+        assert "sorted by rank_value" in page.text("#leaderboard h2")
+        for view, expected in (("latest", ["p0.v2", "p2.v1", "p3.v1"]),
+                               ("best", ["p0.v1", "p2.v1", "p3.v1"])):  # fmt: skip
+            got = page.eval(
+                "(() => { const s = document.querySelector('#leaderboard select');"
+                f" s.value = '{view}'; s.dispatchEvent(new Event('change')); return {rows}; }})()"
+            )
+            assert got == expected, (view, got)
+        assert page.errors() == []
+    finally:
+        stop.set()
+        thread.join(30)

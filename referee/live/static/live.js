@@ -155,17 +155,25 @@
       h("table", { class: "live-table" }, head, ...rows));
   }
 
+  let board = null, boardView = "all";
+  const VIEWS = { all: "every version", best: "each entrant's best version", latest: "each entrant's latest version" };
+
   function renderLeaderboard(b) {
+    board = b;
     const num = (x, d) => (x === null || x === undefined ? "-" : x.toFixed(d));
+    const keep = boardView === "all" ? null : new Set((b.entrants || []).map((e) => e[boardView]));
+    const players = keep ? b.players.filter((p) => keep.has(p.player)) : b.players;
     const head = h("tr", {}, ...["#", "player", "status", "\u03bc", "\u03c3", "rank value", "pairs", "W-D-L", "Elo check"].map((t) => h("th", {}, t)));
-    const rows = b.players.map((p) => h("tr", {},
+    const rows = players.map((p) => h("tr", {},
       h("td", { class: "num" }, String(p.rank)), h("th", { class: "bot" }, p.player), h("td", {}, p.status),
       h("td", { class: "num" }, num(p.mu, 2)), h("td", { class: "num" }, num(p.sigma, 2)), h("td", { class: "num" }, num(p.rank_value, 2)),
       h("td", { class: "num" }, String(p.pairs)), h("td", { class: "num" }, `${p.wins}-${p.draws}-${p.losses}`), h("td", { class: "num" }, elo(p.elo))));
     const more = b.total > b.shown ? ` (the best ${b.shown} of ${b.total}: all in leaderboard.json)` : "";
+    const select = h("select", { "aria-label": "versions shown", onchange: (event) => { boardView = event.target.value; renderLeaderboard(board); } },
+      ...Object.entries(VIEWS).map(([value, text]) => h("option", { value, selected: value === boardView }, text)));
     el("leaderboard").replaceChildren(
       h("h2", {}, `Ladder ${b.ladder} \u00b7 ${b.pairs_rated} pairs rated \u00b7 sorted by ${b.sorted_by}${more}`),
-      h("table", { class: "live-table" }, head, ...rows));
+      h("p", {}, "Show ", select), h("table", { class: "live-table" }, head, ...rows));
   }
 
   function connect() {
