@@ -8,6 +8,8 @@ import argparse
 import asyncio
 import contextlib
 import json
+import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -125,6 +127,9 @@ def _add(args: argparse.Namespace, book: LadderBook) -> dict[str, Any]:
     if args.command_line is not None:
         BotCommand.parse(args.command_line)  # ValueError names what is wrong
         command = resolve_command(args.command_line, Path.cwd())
+        program = shlex.split(command)[0]
+        if shutil.which(program) is None and not Path(program).is_file():
+            raise LadderError(f"--command: cannot find the program {program!r}")
         fingerprint = fingerprint_command(command, Path.cwd())
         player, new = book.add(args.name, now=time.time(), command=command,
                                fingerprint=fingerprint)  # fmt: skip

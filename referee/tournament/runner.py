@@ -147,6 +147,7 @@ class TournamentRun:
             member.join(exclusive=not self.worker)
             self.resumed = not created
             self.deal = open_deal(self.out, self.config.seed, store, created=created)
+            self._joined(store)
             silence = round(5000 * self.config.time.heartbeat)
             ring = KeyRing()
             transport = RouterTransport(
@@ -212,6 +213,10 @@ class TournamentRun:
         if self.on_init is not None:
             self.on_init(store)
         return created
+
+    def _joined(self, store: Store) -> None:
+        """Called once this run is a member of the store (a second independent run was refused
+        before it), before any game is played: nothing to do for a tournament."""
 
     def _register_remotes(self, hub: Hub) -> None:
         """Accept the remote bots' tokens (and keys) in the lobby."""

@@ -198,6 +198,12 @@ def test_results_ladder_prints_the_leaderboard(
     )
     ladder, _ = start(config, out, "--insecure")
     try:
+        second = subprocess.run(
+            [PY, "-m", "referee", "ladder", "run", str(config), "--out", str(out), "--insecure",
+             "--bind", f"tcp://127.0.0.1:{free_port()}"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert second.returncode == 2 and "is being played by another referee" in second.stderr
         wait_for("a rated pair", lambda: len(ratings(out)) == 2, within=90)
         # rand's program changes without a new version: it is not played again
         (tmp_path / "rand.py").write_text(RANDOM_ENTRY + "# changed in place\n")

@@ -132,11 +132,16 @@ class LadderRun(TournamentRun):
         store.set_meta("ladder", self.ladder.name)
         self.book = LadderBook.open(Path(self.location))
         self._reload()
+        return created
+
+    def _joined(self, store: Store) -> None:
+        """The ratings so far; the pairs a previous run left (only now: a second ladder run on
+        the store has been refused, and cannot rate a pair this one is finishing)."""
+        assert self.book is not None
         self.skills = {
             name: Skill(mu, sigma) for name, (mu, sigma, _) in self.book.current().items()
         }
         self._resume_open(store)
-        return created
 
     def _resume_open(self, store: Store) -> None:
         """Queue the pairs a previous run left unplayed; rate those complete but unrated."""
@@ -358,5 +363,11 @@ class LadderRun(TournamentRun):
             self.skills[a], self.skills[b] = new_a, new_b
             self.last_opponent[a], self.last_opponent[b] = b, a
             self.pairs_rated += 1
+        else:  # rated already (by whom?): keep to what the book says
+            LOGGER.warning("pair %s was rated already: its ratings are kept", pair.deal_id)
+            stored = self.book.current()
+            for name in (a, b):
+                if name in stored:
+                    self.skills[name] = Skill(stored[name][0], stored[name][1])
         if self.on_pair is not None:
             self.on_pair(pair)
