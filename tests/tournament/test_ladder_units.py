@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from referee.tournament.config import ConfigError
 from referee.tournament.ladder import (
@@ -193,3 +195,23 @@ def test_the_example_ladder_is_the_defaults() -> None:
     example = load_ladder(Path(__file__).resolve().parents[2] / "examples" / "ladder.toml")
     assert example.name == "open-ladder" and example.play.concurrency == 2
     assert example.matchmaking == MatchmakingParams() and example.ratings == RatingParams()
+
+
+@given(
+    st.lists(st.tuples(st.floats(-50, 100), st.floats(0.01, 20)), min_size=0, max_size=12),
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 1.0),
+    st.integers(0, 2**32),
+)
+def test_matchmaker_only_pairs_two_distinct_available_players(
+    ratings: list[tuple[float, float]], explore: float, repeat: float, seed: int
+) -> None:
+    field = [Candidate(f"p{i}", mu, sigma, last=f"p{(i + 1) % 3}")
+             for i, (mu, sigma) in enumerate(ratings)]  # fmt: skip
+    params = MatchmakingParams(explore=explore, repeat_weight=repeat)
+    pair = choose_pair(field, random.Random(seed), params, beta=25 / 6)
+    if len(field) < 2:
+        assert pair is None
+    else:
+        assert pair is not None and pair[0].name != pair[1].name
+        assert pair[0] in field and pair[1] in field
