@@ -145,6 +145,17 @@ def _add(args: argparse.Namespace, book: LadderBook) -> dict[str, Any]:
     return shown
 
 
+def _history(book: LadderBook, player: str) -> tuple[list[dict[str, Any]], str]:
+    """A player's rating after each of its pairs, as data and as text."""
+    if player not in {p.player for p in book.players()}:
+        raise LadderError(f"no player {player!r} (a version: NAME.vN; see `ladder list`)")
+    rows = [{"pair": r.deal_id, "opponent": r.opponent, "score": r.score, "mu": round(r.mu, 4),
+             "sigma": round(r.sigma, 4), "at": r.at} for r in book.history(player)]  # fmt: skip
+    lines = [f"{r['pair']:<16} {r['opponent']:<24} {r['score']:>5.2f} {r['mu']:>8.2f}"
+             f" {r['sigma']:>6.2f}" for r in rows]  # fmt: skip
+    return rows, "\n".join(lines) or f"{player} has no rated pair yet"
+
+
 def _check_ladder(path: Path) -> None:
     """StoreError if the store at ``path`` holds a tournament, not a ladder."""
     if not path.exists():
@@ -158,7 +169,7 @@ def _check_ladder(path: Path) -> None:
 
 
 def run_ladder_admin(args: argparse.Namespace) -> int:
-    """``gin-referee ladder add|retire|list DIR ...``."""
+    """``gin-referee ladder add|retire|list|history DIR ...``."""
     path = args.dir / STORE
     if args.action != "add" and not path.exists():
         print(f"gin-referee: {path}: no ladder store here", file=sys.stderr)
@@ -181,6 +192,8 @@ def run_ladder_admin(args: argparse.Namespace) -> int:
             elif args.action == "retire":
                 data = book.retire(args.name, now=time.time()).lineage()
                 text = f"retired {data['player']}"
+            elif args.action == "history":
+                data, text = _history(book, args.player)
             else:
                 data = {"players": [p.lineage() for p in book.players()],
                         "log": [dict(zip(("at", "action", "entrant", "player", "detail"), row,

@@ -391,7 +391,7 @@ def add_feed_options(r: argparse.ArgumentParser) -> None:
 
 
 def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``ladder run|add|retire|list`` (docs/ladder.md)."""
+    """Register ``ladder run|add|retire|list|history`` (docs/ladder.md)."""
     lad = sub.add_parser("ladder", help="a competition that never ends (docs/ladder.md)")
     actions = lad.add_subparsers(dest="action", required=True)
     run = actions.add_parser("run", help="play the ladder until stopped (SIGINT/SIGTERM)")
@@ -419,6 +419,10 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     retire.add_argument("dir", type=Path)
     retire.add_argument("name")
     retire.add_argument("--json", action="store_true")
+    history = actions.add_parser("history", help="a player's rating after each of its pairs")
+    history.add_argument("dir", type=Path)
+    history.add_argument("player", help="a version, NAME.vN")
+    history.add_argument("--json", action="store_true")
     listing = actions.add_parser("list", help="every version of every entrant, and the log")
     listing.add_argument("dir", type=Path)
     listing.add_argument("--json", action="store_true", help="with the audit log")

@@ -212,6 +212,11 @@ def test_results_ladder_prints_the_leaderboard(
     finally:
         stop(ladder)
     capsys.readouterr()
+    assert main(["ladder", "history", str(out), "mine.v1", "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert history and history[0]["opponent"] == "rand.v1" and history[0]["sigma"] < 25 / 3
+    assert main(["ladder", "history", str(out), "nobody.v1"]) == 2
+    capsys.readouterr()
     assert main(["results", str(out), "--ladder", "--format", "json"]) == 0
     board = json.loads(capsys.readouterr().out)
     assert board["ladder"] == "e2e" and board["pairs_rated"] >= 1
