@@ -149,6 +149,17 @@ def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> N
         assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
         wanted = {"mine.v2", "alice.v1", "greedy.v1"}
         wait_for("the new players rated", lambda: wanted <= set(ratings(out)), within=150)
+        # alice uploads a new version: a new key and token; her old connection is sent away
+        new_keys = write_keypair(tmp_path / "keys2", "alice")
+        assert main(["ladder", "add", str(out), "alice", "--remote", "--token",
+                     "alice-token-456", "--public-key", new_keys.public_z85]) == 0  # fmt: skip
+        assert remote.wait(60) == 0  # the referee's bye, once alice.v1 was out of its pair
+        wait_for("alice.v2 accepted", lambda: "remote player alice.v2 may connect" in text(log))
+        env.update(GIN_BOT_PUBLIC_KEY=new_keys.public_z85, GIN_BOT_SECRET_KEY=new_keys.secret_z85)
+        remote = subprocess.Popen(
+            [PY, str(LOOP), endpoint, "alice-token-456", "alice", "1000", "multi"], env=env
+        )
+        wait_for("alice.v2 rated", lambda: "alice.v2" in ratings(out), within=120)
         with urllib.request.urlopen(f"http://{spectate}/leaderboard.json", timeout=10) as reply:
             published: dict[str, Any] = json.loads(reply.read())
         assert main(["ladder", "retire", str(out), "rand"]) == 0
@@ -159,11 +170,11 @@ def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> N
             remote.wait(30)
     assert "pair ladder/" in printed and "mine.v2" in printed  # the final leaderboard
     names = {row["player"]: row for row in published["players"]}
-    assert {"mine.v1", "mine.v2", "rand.v1", "greedy.v1", "alice.v1"} <= set(names)
+    assert {"mine.v1", "mine.v2", "rand.v1", "greedy.v1", "alice.v1", "alice.v2"} <= set(names)
     assert names["mine.v1"]["status"] == "superseded" and names["mine.v2"]["version"] == 2
-    assert "alice-token-123" not in json.dumps(published) and str(entry) not in json.dumps(
-        published
-    )
+    assert names["alice.v1"]["status"] == "superseded" and names["alice.v2"]["kind"] == "remote"
+    shown = json.dumps(published)
+    assert "alice-token" not in shown and str(entry) not in shown
     assert [r["rank"] for r in published["players"]] == list(range(1, len(names) + 1))
     values = [r["rank_value"] for r in published["players"]]
     assert values == sorted(values, reverse=True)
