@@ -29,6 +29,7 @@ from referee.tournament.ladder import (
     match_quality,
     pair_score,
     parse_ladder,
+    unplayed,
 )
 from referee.tournament.store import GameRow, GameSpec, SqliteStore, StoreError
 
@@ -119,6 +120,10 @@ def test_ratings_move_towards_the_winner_and_shrink() -> None:
     assert pair_score("x", games) == 0.75 and pair_score("y", games) == 0.25
     with pytest.raises(ValueError):
         pair_score("x", [])
+    assert unplayed([{"winner": None, "reason": "no_start"}, {"winner": "x", "reason": "normal"}])
+    assert not unplayed(
+        [{"winner": "x", "reason": "forfeit"}, {"winner": None, "reason": "normal"}]
+    )
 
 
 def test_book_versions_lineage_retire_and_history(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from referee.tournament.ladder.config import (
 )
 from referee.tournament.ladder.matchmaker import Candidate, choose_pair, match_quality
 from referee.tournament.ladder.run import LadderRun, Pair
-from referee.tournament.ladder.skill import Skill, SkillModel, pair_score
+from referee.tournament.ladder.skill import Skill, SkillModel, pair_score, unplayed
 
 __all__ = [
     "Candidate",
@@ -48,6 +48,7 @@ __all__ = [
     "load_ladder",
     "match_quality",
     "pair_score",
-    "resolve_command",
     "parse_ladder",
+    "resolve_command",
+    "unplayed",
 ]

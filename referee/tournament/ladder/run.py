@@ -35,7 +35,7 @@ from referee.tournament.games import GameOutcome
 from referee.tournament.ladder.book import LadderBook, Player, RatingRow, fingerprint_command
 from referee.tournament.ladder.config import LadderConfig
 from referee.tournament.ladder.matchmaker import Candidate, choose_pair
-from referee.tournament.ladder.skill import Skill, SkillModel, pair_score
+from referee.tournament.ladder.skill import Skill, SkillModel, pair_score, unplayed
 from referee.tournament.runner import TournamentRun
 from referee.tournament.store import Claim, GameSpec, Store, StoreError, is_url
 
@@ -353,6 +353,12 @@ class LadderRun(TournamentRun):
         """Rate a complete pair and store the ratings (once: a pair rated before is skipped)."""
         assert self.book is not None
         a, b = pair.players
+        if unplayed(pair.results):
+            LOGGER.warning("pair %s (%s vs %s) not rated: neither bot started in one of its games",
+                           pair.deal_id, a, b)  # fmt: skip
+            if self.on_pair is not None:
+                self.on_pair(pair)
+            return
         score = pair_score(a, pair.results)
         new_a, new_b = self.model.rate(self.skills.get(a) or self.model.new(),
                                        self.skills.get(b) or self.model.new(), score)  # fmt: skip

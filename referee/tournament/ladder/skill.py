@@ -16,7 +16,7 @@ from openskill.models import PlackettLuce
 
 from referee.tournament.ladder.config import RatingParams
 
-__all__ = ["Skill", "SkillModel", "pair_score"]
+__all__ = ["Skill", "SkillModel", "pair_score", "unplayed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,13 @@ def pair_score(player: str, results: Sequence[Mapping[str, Any]]) -> float:
         winner = result.get("winner")
         points += 1.0 if winner == player else 0.5 if winner is None else 0.0
     return points / len(results)
+
+
+def unplayed(results: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a game of the pair was not played at all (``no_start``: neither bot started, a
+    fault of the machine rather than of either): such a pair is not rated, rather than rated a
+    draw that says nothing about the two."""
+    return any(result.get("reason") == "no_start" for result in results)
 
 
 class SkillModel:
