@@ -117,6 +117,14 @@ def test_the_leaderboard_in_a_real_browser(browser: Browser) -> None:
                 f" s.value = '{view}'; s.dispatchEvent(new Event('change')); return {rows}; }})()"
             )
             assert got == expected, (view, got)
+        stop.set()  # the ladder stops: the page says so, above its last leaderboard
+        thread.join(30)
+        status = page.eval(
+            "new Promise(done => { (function check() {"
+            " const t = document.querySelector('#live-status').innerText;"
+            " if (t.includes('stopped')) done(t); else setTimeout(check, 50); })(); })"
+        )
+        assert status == "the ladder has stopped: the last leaderboard"
         assert page.errors() == []
     finally:
         stop.set()

@@ -59,7 +59,7 @@
       ended = msg;
       global.liveSource.close();
       const status = el("live-status");
-      status.textContent = msg.complete ? "the event is over: final standings" : "the referee stopped before the last game";
+      status.textContent = board ? "the ladder has stopped: the last leaderboard" : msg.complete ? "the event is over: final standings" : "the referee stopped before the last game";
       status.className = "live-status done";
       renderStandings();
     },
