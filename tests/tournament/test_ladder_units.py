@@ -3,6 +3,7 @@ the book (players, versions, lineage, audit log, rating history)."""
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections import Counter
@@ -21,6 +22,7 @@ from referee.tournament.ladder import (
     MatchmakingParams,
     RatingParams,
     RatingRow,
+    Skill,
     SkillModel,
     choose_pair,
     fingerprint_command,
@@ -53,6 +55,7 @@ def test_config_defaults_and_errors_name_the_key() -> None:
         ({"ratings": {"sigma": "x"}}, "ratings.sigma: expected a number, got str"),
         ({"ratings": {"tau": True}}, "ratings.tau: expected a number, got bool"),
         ({"ladder": {"poll": 0}}, "ladder.poll: must be between 0.05 and 3600"),
+        ({"ratings": {"idle_sigma_per_day": -1}}, "ratings.idle_sigma_per_day: must be between"),
         ({"time": {"move": -1}}, "time"),
     ]
     for data, message in bad:
@@ -116,6 +119,11 @@ def test_ratings_move_towards_the_winner_and_shrink() -> None:
     assert wa.rank_value(3.0) == pytest.approx(wa.mu - 3 * wa.sigma)
     with pytest.raises(ValueError, match="between 0 and 1"):
         model.rate(a, b, 1.5)
+    sure = Skill(30.0, 1.0)
+    assert model.idle(sure, 0.0) == sure and model.idle(sure, -5.0) == sure
+    assert model.idle(sure, 86400.0 * 4).sigma == pytest.approx(math.hypot(1.0, 0.5 * 4))
+    assert model.idle(sure, 86400.0 * 1e4).sigma == pytest.approx(25 / 3)  # at most a new one's
+    assert SkillModel(RatingParams(idle_sigma_per_day=0.0)).idle(sure, 1e9) == sure
     games: list[dict[str, str | None]] = [{"winner": "x"}, {"winner": None}]
     assert pair_score("x", games) == 0.75 and pair_score("y", games) == 0.25
     with pytest.raises(ValueError):
@@ -172,9 +180,16 @@ def test_book_versions_lineage_retire_and_history(tmp_path: Path) -> None:
         assert [r.mu for r in book.history("greedy.v2")] == [27.0]
         spec = GameSpec(0, "p", "greedy.v2", "alice.v1", "ladder/0", 0)
         games = [GameRow(spec, "done", {"winner": "greedy.v2"}, 1, 9.0)]
-        board = leaderboard("l", book.players(), book.current(), games, RatingParams(), now=10.0)
+        players, current = book.players(), book.current()
+        board = leaderboard("l", players, current, games, RatingParams(), now=10.0)
+        assert book.last_played() == {"greedy.v2": 9.0, "alice.v1": 9.0}
     # unrated greedy.v1 ranks at 25 - 3 * 25/3 = 0, above alice.v1 at 23 - 24 = -1
     assert [r["player"] for r in board["players"]] == ["greedy.v2", "greedy.v1", "alice.v1"]
+    later = leaderboard("l", players, current, games, RatingParams(), now=9.0 + 86400.0,
+                        last_played={"greedy.v2": 9.0, "alice.v1": 9.0})  # fmt: skip
+    grown = {r["player"]: r for r in later["players"]}["greedy.v2"]
+    assert grown["sigma"] == pytest.approx(math.hypot(8.0, 0.5), abs=1e-3)  # a day idle
+    assert grown["rank_value"] < board["players"][0]["rank_value"]
     top = board["players"][0]
     assert top["rank"] == 1 and top["wins"] == 1 and top["rank_value"] == pytest.approx(3.0)
     assert "token" not in top and "command" not in top  # nothing secret is published

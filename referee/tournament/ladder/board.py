@@ -17,6 +17,7 @@ from typing import Any
 from referee.tournament.config import ConfigError
 from referee.tournament.ladder.book import LadderBook, Player
 from referee.tournament.ladder.config import LadderConfig, RatingParams, parse_ladder
+from referee.tournament.ladder.skill import Skill, SkillModel
 from referee.tournament.stats import fit_ratings
 from referee.tournament.store import GameRow, SqliteStore, StoreError
 
@@ -56,13 +57,23 @@ def leaderboard(
     params: RatingParams,
     *,
     now: float,
+    last_played: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The ladder's leaderboard as plain data (see the module)."""
+    """The ladder's leaderboard as plain data (see the module); with ``last_played``, each
+    player's ``sigma`` has grown for the time since (:meth:`SkillModel.idle`)."""
     tally, results = _games(games)
     k = params.rank_sigmas
+    model = SkillModel(params)
+    played = last_played or {}
+
+    def rating(name: str) -> tuple[float, float, int]:
+        mu, sigma, pairs = current.get(name, (params.mu, params.sigma, 0))
+        if name in played:
+            sigma = model.idle(Skill(mu, sigma), now - played[name]).sigma
+        return mu, sigma, pairs
 
     def rank_value(p: Player) -> float:
-        mu, sigma, _ = current.get(p.player, (params.mu, params.sigma, 0))
+        mu, sigma, _ = rating(p.player)
         return mu - k * sigma
 
     names = [p.player for p in sorted(players, key=rank_value, reverse=True)[:ELO_CHECK_PLAYERS]]
@@ -71,7 +82,7 @@ def leaderboard(
     elo = {r.name: r for r in fit.ratings}
     rows: list[dict[str, Any]] = []
     for p in players:
-        mu, sigma, pairs = current.get(p.player, (params.mu, params.sigma, 0))
+        mu, sigma, pairs = rating(p.player)
         counts = tally.get(p.player, Counter())
         check = elo.get(p.player)
         rows.append(
@@ -164,5 +175,6 @@ def ladder_board(path: Path, config: LadderConfig | None = None) -> dict[str, An
                 path, f"its stored ladder configuration is unreadable: {err}"
             ) from None
     with LadderBook.open(path) as book:
-        players, current = book.players(), book.current()
-    return leaderboard(config.name, players, current, games, config.ratings, now=time.time())
+        players, current, played = book.players(), book.current(), book.last_played()
+    return leaderboard(config.name, players, current, games, config.ratings, now=time.time(),
+                       last_played=played)  # fmt: skip

@@ -341,6 +341,12 @@ class LadderBook:
             rows = conn.execute("SELECT player, mu, sigma, pairs FROM ladder_current").fetchall()
         return {row[0]: (float(row[1]), float(row[2]), int(row[3])) for row in rows}
 
+    def last_played(self) -> dict[str, float]:
+        """When each rated player's last pair was rated."""
+        with self._tx("last_played", write=False) as conn:
+            rows = conn.execute("SELECT player, updated_at FROM ladder_current").fetchall()
+        return {str(row[0]): float(row[1]) for row in rows}
+
     def rated_deals(self) -> set[str]:
         """The deals (pairs) whose ratings are stored."""
         with self._tx("rated_deals", write=False) as conn:

@@ -66,6 +66,11 @@ class RatingParams:
     """Added to sigma before every update: lets a rating keep moving (0: it settles)."""
     rank_sigmas: float = 3.0
     """The leaderboard sorts by ``mu - rank_sigmas * sigma`` (the conservative rank value)."""
+    idle_sigma_per_day: float = 0.5
+    """A player's uncertainty grows while it does not play: ``sigma`` becomes
+    ``sqrt(sigma**2 + (idle_sigma_per_day * days)**2)`` (at most the initial ``sigma``), on the
+    leaderboard and for its next update, so that a player cannot keep its rank by no longer
+    playing. 0: ratings stay as they are."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,7 +139,9 @@ def parse_ladder(data: dict[str, Any], *, source: str = "<config>") -> LadderCon
             raise ConfigError(src, key, f"unknown table{hint}")
     ladder = _table(data, "ladder", src, _PLAY_KEYS | _LADDER_KEYS)
     mm = _table(data, "matchmaking", src, {"explore", "repeat_weight"})
-    rt = _table(data, "ratings", src, {"mu", "sigma", "beta", "tau", "rank_sigmas"})
+    rt = _table(
+        data, "ratings", src, {"mu", "sigma", "beta", "tau", "rank_sigmas", "idle_sigma_per_day"}
+    )
     tournament = {k: v for k, v in ladder.items() if k in _PLAY_KEYS}
     duplicate = tournament.get("duplicate", True)
     tournament["games_per_pairing"] = 2 if duplicate is True else 1
@@ -155,6 +162,7 @@ def parse_ladder(data: dict[str, Any], *, source: str = "<config>") -> LadderCon
         beta=_number(rt, "beta", 25.0 / 6.0, src, "ratings.", 1e-6, 1e6),
         tau=_number(rt, "tau", 25.0 / 300.0, src, "ratings.", 0.0, 1e6),
         rank_sigmas=_number(rt, "rank_sigmas", 3.0, src, "ratings.", 0.0, 10.0),
+        idle_sigma_per_day=_number(rt, "idle_sigma_per_day", 0.5, src, "ratings.", 0.0, 1e6),
     )
     return LadderConfig(
         name=play.name,

@@ -82,6 +82,8 @@ class LadderRun(TournamentRun):
         self.players: dict[str, Player] = {}
         self.skills: dict[str, Skill] = {}
         self.last_opponent: dict[str, str] = {}
+        self.last_played: dict[str, float] = {}
+        """When each player's last pair was rated (its rating's uncertainty grows since)."""
         self.busy: set[str] = set()
         """Players in a pair being played: not available to the matchmaker."""
         self.changed: set[str] = set()
@@ -141,6 +143,7 @@ class LadderRun(TournamentRun):
         self.skills = {
             name: Skill(mu, sigma) for name, (mu, sigma, _) in self.book.current().items()
         }
+        self.last_played = self.book.last_played()
         self._resume_open(store)
 
     def _resume_open(self, store: Store) -> None:
@@ -226,13 +229,14 @@ class LadderRun(TournamentRun):
         """The players the matchmaker may choose now: active, idle, unchanged and (remote)
         waiting in the lobby."""
         found = []
+        now = time.time()
         for name, player in self.players.items():
             if not player.active or name in self.busy or name in self.changed:
                 continue
             entry = self.bots.get(name)
             if entry is None or (entry.token is not None and not hub.is_available(entry.token)):
                 continue
-            skill = self.skills.get(name) or self.model.new()
+            skill = self._skill(name, now)
             found.append(Candidate(name, skill.mu, skill.sigma, self.last_opponent.get(name)))
         return found
 
@@ -344,6 +348,13 @@ class LadderRun(TournamentRun):
             store.release(claim)
             skip.add(claim.game.game_id)
 
+    def _skill(self, name: str, now: float) -> Skill:
+        """A player's rating now: a new player's, or its last grown for the time since."""
+        skill = self.skills.get(name)
+        if skill is None:
+            return self.model.new()
+        return self.model.idle(skill, now - self.last_played.get(name, now))
+
     def _recorded(self, outcome: GameOutcome) -> None:
         self._results[outcome.spec.game_id] = outcome.result
         if self._report is not None:
@@ -360,13 +371,13 @@ class LadderRun(TournamentRun):
                 self.on_pair(pair)
             return
         score = pair_score(a, pair.results)
-        new_a, new_b = self.model.rate(self.skills.get(a) or self.model.new(),
-                                       self.skills.get(b) or self.model.new(), score)  # fmt: skip
         now = time.time()
+        new_a, new_b = self.model.rate(self._skill(a, now), self._skill(b, now), score)
         rows = [RatingRow(pair.deal_id, a, b, score, new_a.mu, new_a.sigma, now),
                 RatingRow(pair.deal_id, b, a, 1.0 - score, new_b.mu, new_b.sigma, now)]  # fmt: skip
         if self.book.record_pair(rows):
             self.skills[a], self.skills[b] = new_a, new_b
+            self.last_played[a] = self.last_played[b] = now
             self.last_opponent[a], self.last_opponent[b] = b, a
             self.pairs_rated += 1
         else:  # rated already (by whom?): keep to what the book says

@@ -8,6 +8,7 @@ draw. docs/ladder.md says why a pair, not a game, is the unit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,13 @@ class SkillModel:
     def new(self) -> Skill:
         """A new player's rating."""
         return Skill(self.params.mu, self.params.sigma)
+
+    def idle(self, skill: Skill, seconds: float) -> Skill:
+        """``skill`` after ``seconds`` without a pair: its ``sigma`` grown by
+        ``idle_sigma_per_day`` per day (in quadrature), at most a new player's."""
+        days = max(0.0, seconds) / 86400.0
+        grown = math.hypot(skill.sigma, self.params.idle_sigma_per_day * days)
+        return Skill(skill.mu, min(max(grown, skill.sigma), max(skill.sigma, self.params.sigma)))
 
     def rate(self, a: Skill, b: Skill, score_a: float) -> tuple[Skill, Skill]:
         """Both ratings after a pair that ``a`` scored ``score_a`` (0..1) in against ``b``."""
