@@ -408,7 +408,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     add = actions.add_parser("add", help="add an entrant, or a new version of one")
     add.add_argument("dir", type=Path, help="the ladder's directory")
     add.add_argument("name", help="the entrant (its versions are NAME.v1, NAME.v2...)")
-    add.add_argument("--command", dest="command_line", default=None,
+    add.add_argument("--command", dest="command_line", default=None, metavar="CMD",
                      help="a local entrant's command line, run in the sandbox")  # fmt: skip
     add.add_argument("--remote", action="store_true", help="a remote entrant (connects itself)")
     add.add_argument("--public-key", default=None,
