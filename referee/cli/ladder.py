@@ -36,7 +36,7 @@ from referee.tournament.ladder import (
     load_ladder,
     resolve_command,
 )
-from referee.tournament.store import SqliteStore, StoreError
+from referee.tournament.store import StoreError, is_url, open_store
 
 if TYPE_CHECKING:
     from referee.live.ladder import LadderSpectating
@@ -48,7 +48,7 @@ STORE = "tournament.sqlite"
 
 
 def _spectating(
-    args: argparse.Namespace, out: Path, config: LadderConfig
+    args: argparse.Namespace, location: str | Path, config: LadderConfig
 ) -> LadderSpectating | None:
     if args.spectate is None:
         return None
@@ -57,7 +57,7 @@ def _spectating(
 
     host, port = parse_address(args.spectate)
     live = LiveConfig(delay=args.spectate_delay, max_spectators=args.spectate_max)
-    return LadderSpectating(host, port, live, lambda: ladder_board(out / STORE, config))
+    return LadderSpectating(host, port, live, lambda: ladder_board(location, config))
 
 
 def _pair_line(run: LadderRun, pair: Pair) -> str:
@@ -77,9 +77,12 @@ async def run_ladder(args: argparse.Namespace) -> int:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     out = args.out or config.out or Path("runs") / config.name
+    location: str | Path = out / STORE if args.store is None else args.store
     try:
+        if args.store is not None and not is_url(args.store):
+            raise ValueError(f"--store must be a postgresql:// URL, not {args.store!r}")
         configure_cli(args, out)
-        spectating = _spectating(args, out, config)
+        spectating = _spectating(args, location, config)
         curve = server_keys(args, remote=True)
     except (ValueError, OSError) as err:
         print(f"gin-referee: {err}", file=sys.stderr)
@@ -110,10 +113,10 @@ async def run_ladder(args: argparse.Namespace) -> int:
                 on_pair=on_pair, on_game=on_game,
                 on_scheduled=None if live is None else live.on_scheduled,
                 observe=None if live is None else live.observe,
-                config_text=args.config.read_text(encoding="utf-8"),
+                config_text=args.config.read_text(encoding="utf-8"), store=args.store,
             )  # fmt: skip
             await run_with_signals(run, run.stop)
-            print(leaderboard_text(ladder_board(out / STORE, config)))
+            print(leaderboard_text(ladder_board(location, config)))
         except (StoreError, ValueError) as err:
             print(f"gin-referee: {err}", file=sys.stderr)
             return EXIT_USAGE
@@ -156,33 +159,49 @@ def _history(book: LadderBook, player: str) -> tuple[list[dict[str, Any]], str]:
     return rows, "\n".join(lines) or f"{player} has no rated pair yet"
 
 
-def _check_ladder(path: Path) -> None:
-    """StoreError if the store at ``path`` holds a tournament, not a ladder."""
-    if not path.exists():
+def _check_ladder(location: str | Path, name: str) -> None:
+    """StoreError if the store at ``location`` holds a tournament, not a ladder."""
+    if isinstance(location, Path) and not location.exists():
         return
-    store = SqliteStore.open(path)
+    store = open_store(location, tournament=name or None)
     try:
         if store.config() is not None and store.get_meta("ladder") is None:
-            raise StoreError(path, "holds a tournament, not a ladder")
+            raise StoreError(store.location, "holds a tournament, not a ladder")
     finally:
         store.close()
 
 
+def _where(args: argparse.Namespace) -> tuple[str | Path, str]:
+    """The store the admin commands use, and the ladder's name in it (``""`` for a file)."""
+    if args.store is None:
+        if args.dir is None:
+            raise LadderError("give the ladder's directory, or --store URL --ladder NAME")
+        if args.ladder is not None:
+            raise LadderError("--ladder names a ladder in a --store database, not in DIR")
+        return args.dir / STORE, ""
+    if not is_url(args.store):
+        raise LadderError(f"--store must be a postgresql:// URL, not {args.store!r}")
+    if args.dir is not None or not args.ladder:
+        raise LadderError("--store URL takes --ladder NAME (the ladder's name), and no DIR")
+    return args.store, args.ladder
+
+
 def run_ladder_admin(args: argparse.Namespace) -> int:
-    """``gin-referee ladder add|retire|list|history DIR ...``."""
-    path = args.dir / STORE
-    if args.action != "add" and not path.exists():
-        print(f"gin-referee: {path}: no ladder store here", file=sys.stderr)
-        return EXIT_USAGE
+    """``gin-referee ladder add|retire|list|history DIR ...`` (or ``--store URL --ladder
+    NAME``)."""
     try:
+        location, name = _where(args)
+        if isinstance(location, Path) and args.action != "add" and not location.exists():
+            raise LadderError(f"{location}: no ladder store here")
         if args.action == "add":
             if args.command_line is None and not args.remote:
                 raise LadderError("give --command CMD (a local entrant) or --remote")
             if args.command_line is not None and args.remote:
                 raise LadderError("--command and --remote: an entrant is one or the other")
-            private_dir(args.dir)
-        _check_ladder(path)
-        with LadderBook.open(path) as book:
+            if args.dir is not None:
+                private_dir(args.dir)
+        _check_ladder(location, name)
+        with LadderBook.open(location, ladder=name) as book:
             if args.action == "add":
                 data: Any = _add(args, book)
                 text = (f"{'added' if data['new'] else 'unchanged:'} {data['player']} "

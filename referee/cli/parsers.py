@@ -403,10 +403,13 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     add_security_options(run)
     run.add_argument("--out", type=Path, default=None, help="its directory (store, records)")
+    run.add_argument(
+        "--store", default=None, help="a postgresql:// URL for its store (default: OUT's file)"
+    )
     add_log_options(run)
     _spectate_options(run)
     add = actions.add_parser("add", help="add an entrant, or a new version of one")
-    add.add_argument("dir", type=Path, help="the ladder's directory")
+    add.add_argument("dir", type=Path, nargs="?", help="the ladder's directory")
     add.add_argument("name", help="the entrant (its versions are NAME.v1, NAME.v2...)")
     add.add_argument("--command", dest="command_line", default=None, metavar="CMD",
                      help="a local entrant's command line, run in the sandbox")  # fmt: skip
@@ -416,13 +419,17 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     add.add_argument("--token", default=None, help="its token (default: drawn and printed)")
     add.add_argument("--json", action="store_true", help="print the version as JSON")
     retire = actions.add_parser("retire", help="retire an entrant (its active version)")
-    retire.add_argument("dir", type=Path)
+    retire.add_argument("dir", type=Path, nargs="?")
     retire.add_argument("name")
     retire.add_argument("--json", action="store_true")
     history = actions.add_parser("history", help="a player's rating after each of its pairs")
-    history.add_argument("dir", type=Path)
+    history.add_argument("dir", type=Path, nargs="?")
     history.add_argument("player", help="a version, NAME.vN")
     history.add_argument("--json", action="store_true")
     listing = actions.add_parser("list", help="every version of every entrant, and the log")
-    listing.add_argument("dir", type=Path)
+    listing.add_argument("dir", type=Path, nargs="?")
     listing.add_argument("--json", action="store_true", help="with the audit log")
+    for admin in (add, retire, history, listing):
+        admin.add_argument("--store", default=None,
+                           help="a postgresql:// URL instead of DIR's store")  # fmt: skip
+        admin.add_argument("--ladder", default=None, help="the ladder's name in --store")

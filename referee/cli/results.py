@@ -72,12 +72,15 @@ def _ladder_results(args: argparse.Namespace, path: Path) -> int:
     """``results DIR --ladder``: the leaderboard, as a table or JSON."""
     from referee.tournament.ladder import ladder_board, leaderboard_text
 
-    if args.store is not None or args.format == "csv":
-        print("gin-referee: --ladder reads DIR's SQLite store, as a table or --format json",
+    if args.format == "csv":
+        print("gin-referee: --ladder prints a table or --format json", file=sys.stderr)
+        return EXIT_USAGE
+    if args.store is not None and not args.tournament:
+        print("gin-referee: --ladder --store URL takes --tournament NAME (the ladder's name)",
               file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     try:
-        board = ladder_board(path)
+        board = ladder_board(args.store or path, name=args.tournament)
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE

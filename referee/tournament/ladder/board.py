@@ -19,7 +19,7 @@ from referee.tournament.ladder.book import LadderBook, Player
 from referee.tournament.ladder.config import LadderConfig, RatingParams, parse_ladder
 from referee.tournament.ladder.skill import Skill, SkillModel
 from referee.tournament.stats import fit_ratings
-from referee.tournament.store import GameRow, SqliteStore, StoreError
+from referee.tournament.store import GameRow, StoreError, open_store
 
 __all__ = ["ELO_CHECK_PLAYERS", "ladder_board", "leaderboard", "leaderboard_text"]
 
@@ -157,24 +157,29 @@ def leaderboard_text(board: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def ladder_board(path: Path, config: LadderConfig | None = None) -> dict[str, Any]:
-    """The leaderboard of the ladder stored at ``path`` (rated with its stored configuration's
-    parameters unless ``config`` is given); StoreError if it holds no ladder."""
-    store = SqliteStore.open(path)
+def ladder_board(
+    location: str | Path, config: LadderConfig | None = None, *, name: str | None = None
+) -> dict[str, Any]:
+    """The leaderboard of the ladder stored at ``location`` (a SQLite file, or a PostgreSQL URL
+    with the ladder's ``name``), rated with its stored configuration's parameters unless
+    ``config`` is given; StoreError if it holds no ladder."""
+    name = name or (config.name if config is not None else None)
+    store = open_store(location, tournament=name)
     try:
-        name, text, games = store.get_meta("ladder"), store.get_meta("config_toml"), store.games()
+        stored, text, games = store.get_meta("ladder"), store.get_meta("config_toml"), store.games()
     finally:
         store.close()
+    where = store.location
+    if stored is None or text is None:
+        raise StoreError(where, "holds no ladder (start one with `gin-referee ladder run`)")
     if config is None:
-        if name is None or text is None:
-            raise StoreError(path, "holds no ladder (start one with `gin-referee ladder run`)")
         try:
-            config = parse_ladder(tomllib.loads(text), source=f"{path} (stored config)")
+            config = parse_ladder(tomllib.loads(text), source=f"{where} (stored config)")
         except (tomllib.TOMLDecodeError, ConfigError) as err:
             raise StoreError(
-                path, f"its stored ladder configuration is unreadable: {err}"
+                where, f"its stored ladder configuration is unreadable: {err}"
             ) from None
-    with LadderBook.open(path) as book:
+    with LadderBook.open(location, ladder=config.name) as book:
         players, current, played = book.players(), book.current(), book.last_played()
     return leaderboard(config.name, players, current, games, config.ratings, now=time.time(),
                        last_played=played)  # fmt: skip

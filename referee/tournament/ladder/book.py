@@ -1,4 +1,4 @@
-"""The ladder's book, in the tournament store's SQLite file: its players (every version of
+"""The ladder's book, in the tournament store (:mod:`.tables`): its players (every version of
 every entrant, with its lineage), the audit log of additions and retirements, and the rating
 history. ``gin-referee ladder add|retire|list`` write and read it while ``ladder run`` plays.
 
@@ -19,15 +19,12 @@ import hashlib
 import re
 import secrets
 import shlex
-import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from referee.tournament.store import SqliteStore, StoreError
-from referee.tournament.store.sqlite import transaction
+from referee.tournament.ladder.tables import Execute, Tables
+from referee.tournament.store import StoreError, is_url
 
 __all__ = [
     "LadderBook",
@@ -38,19 +35,6 @@ __all__ = [
     "resolve_command",
 ]
 
-_SCHEMA = """CREATE TABLE IF NOT EXISTS ladder_players (
-    player TEXT PRIMARY KEY, entrant TEXT NOT NULL, version INTEGER NOT NULL CHECK (version > 0),
-    kind TEXT NOT NULL CHECK (kind IN ('local', 'remote')), command TEXT, fingerprint TEXT NOT NULL,
-    token TEXT UNIQUE, public_key TEXT, added_at REAL NOT NULL, ended_at REAL,
-    ended TEXT CHECK (ended IN ('superseded', 'retired')), UNIQUE (entrant, version));
-CREATE TABLE IF NOT EXISTS ladder_log (seq INTEGER PRIMARY KEY, at REAL NOT NULL,
-    action TEXT NOT NULL, entrant TEXT NOT NULL, player TEXT, detail TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS ladder_current (player TEXT PRIMARY KEY REFERENCES ladder_players,
-    mu REAL NOT NULL, sigma REAL NOT NULL, pairs INTEGER NOT NULL, updated_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS ladder_ratings (seq INTEGER PRIMARY KEY, deal_id TEXT NOT NULL,
-    player TEXT NOT NULL REFERENCES ladder_players, opponent TEXT NOT NULL,
-    score REAL NOT NULL, mu REAL NOT NULL, sigma REAL NOT NULL, at REAL NOT NULL,
-    UNIQUE (deal_id, player))"""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,47}")
 _PLAYER_COLUMNS = ("player, entrant, version, kind, command, fingerprint, token, public_key,"
                    " added_at, ended_at, ended")  # fmt: skip
@@ -141,54 +125,37 @@ def check_entrant(name: str) -> str:
 
 
 class LadderBook:
-    """The ladder tables of one SQLite store (a connection of its own). Use :meth:`open`."""
+    """The ladder tables of one store (a connection of its own): a SQLite file's one ladder,
+    or the ladder ``ladder`` of a PostgreSQL database. Use :meth:`open`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
-        self.path = path
-        self._conn: sqlite3.Connection | None = conn
-        self._lock = threading.Lock()
+    def __init__(self, tables: Tables, ladder: str = "") -> None:
+        self.tables = tables
+        self.ladder = ladder
+        """The ladder's name in a PostgreSQL database (``""`` in a SQLite file)."""
 
     @classmethod
-    def open(cls, path: Path) -> LadderBook:
-        """Open the book of the store at ``path`` (creating the store and the tables if new);
-        :class:`StoreError` if the file is not a usable store."""
-        SqliteStore.open(path).close()  # creates it, or checks it is a store of ours
-        try:
-            conn = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("BEGIN IMMEDIATE")
-            for statement in _SCHEMA.split(";\n"):
-                conn.execute(statement)
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise StoreError(path, f"cannot open the ladder's tables: {exc}") from exc
-        return cls(path, conn)
+    def open(cls, location: str | Path, *, ladder: str = "") -> LadderBook:
+        """Open the book of the store at ``location`` (a SQLite file, created with its tables
+        if new, or a PostgreSQL URL with the ladder's name); :class:`StoreError` if the store
+        is not usable."""
+        if is_url(location) and not ladder:
+            raise StoreError(str(location), "a ladder in a PostgreSQL store needs its name")
+        return cls(Tables.open(location), "" if not is_url(location) else ladder)
+
+    @property
+    def location(self) -> str:
+        """Where the store is (a URL without its password)."""
+        return self.tables.location
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
-        with self._lock:
-            if self._conn is not None:
-                conn, self._conn = self._conn, None
-                conn.close()
+        self.tables.close()
 
     def __enter__(self) -> LadderBook:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @contextmanager
-    def _tx(self, what: str, *, write: bool = True) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            conn = self._conn
-            if conn is None:
-                raise StoreError(self.path, f"{what}: the ladder book is closed")
-            try:
-                with transaction(conn, "BEGIN IMMEDIATE" if write else "BEGIN"):
-                    yield conn
-            except sqlite3.Error as exc:
-                raise StoreError(self.path, f"{what} failed: {exc}") from exc
 
     # ----------------------------------------------------------------- entrants
 
@@ -219,91 +186,100 @@ class LadderBook:
             token = token or secrets.token_urlsafe(18)
             basis = public_key if public_key is not None else token
             print_ = hashlib.sha256(basis.encode()).hexdigest()
-        with self._tx("add") as conn:
-            rows = conn.execute(
-                f"SELECT {_PLAYER_COLUMNS} FROM ladder_players WHERE entrant = ?"
-                " ORDER BY version DESC LIMIT 1",
-                (entrant,),
-            ).fetchall()
-            last = Player(*rows[0]) if rows else None
+        lad = self.ladder
+        with self.tables.tx("add") as run:
+            last = self._latest(run, entrant)
             if last is not None and last.active and last.kind == kind:
                 same_key = public_key is not None and public_key == last.public_key
                 keyless = public_key is None and last.public_key is None and token == last.token
                 remote_same = same_key or keyless
                 if last.fingerprint == print_ if kind == "local" else remote_same:
                     return last, False
-            if (
-                token is not None
-                and conn.execute(
-                    "SELECT 1 FROM ladder_players WHERE token = ?", (token,)
-                ).fetchone()
-            ):
+            taken = "SELECT 1 FROM ladder_players WHERE token = ?"
+            if token is not None and run(taken, (token,)).fetchone():
                 raise LadderError("that token is taken: give another, or none to draw one")
             version = 1 if last is None else last.version + 1
             player = Player(f"{entrant}.v{version}", entrant, version, kind, command, print_,
                             token, public_key, now, None, None)  # fmt: skip
             if last is not None and last.active:
-                conn.execute(
-                    "UPDATE ladder_players SET ended = 'superseded', ended_at = ? WHERE player = ?",
-                    (now, last.player),
+                run(
+                    "UPDATE ladder_players SET ended = 'superseded', ended_at = ?"
+                    " WHERE ladder = ? AND player = ?",
+                    (now, lad, last.player),
                 )
-            conn.execute(
-                f"INSERT INTO ladder_players ({_PLAYER_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (player.player, entrant, version, kind, command, print_, token, public_key,
+            run(
+                f"INSERT INTO ladder_players (ladder, {_PLAYER_COLUMNS})"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (lad, player.player, entrant, version, kind, command, print_, token, public_key,
                  now, None, None),
             )  # fmt: skip
             detail = f"{kind} {print_[:16]}" + (
                 "" if last is None else f" (after {last.player}, {last.status})"
             )
-            self._log(conn, now, "add", entrant, player.player, detail)
+            self._log(run, now, "add", entrant, player.player, detail)
         return player, True
 
     def retire(self, entrant: str, *, now: float) -> Player:
         """End the entrant's active version (``retired``); :class:`LadderError` if none."""
         check_entrant(entrant)
-        with self._tx("retire") as conn:
-            row = conn.execute(
-                f"SELECT {_PLAYER_COLUMNS} FROM ladder_players WHERE entrant = ? AND ended IS NULL",
-                (entrant,),
-            ).fetchone()
-            if row is None:
-                known = conn.execute("SELECT 1 FROM ladder_players WHERE entrant = ?", (entrant,))
-                why = "is already retired" if known.fetchone() else "is not on the ladder"
+        lad = self.ladder
+        with self.tables.tx("retire") as run:
+            active = self._latest(run, entrant, active=True)
+            if active is None:
+                known = self._latest(run, entrant) is not None
+                why = "is already retired" if known else "is not on the ladder"
                 raise LadderError(f"entrant {entrant!r} {why}")
-            conn.execute(
-                "UPDATE ladder_players SET ended = 'retired', ended_at = ? WHERE player = ?",
-                (now, row[0]),
+            run(
+                "UPDATE ladder_players SET ended = 'retired', ended_at = ?"
+                " WHERE ladder = ? AND player = ?",
+                (now, lad, active.player),
             )
-            self._log(conn, now, "retire", entrant, row[0], "retired")
-            return replace(Player(*row), ended_at=now, ended="retired")
+            self._log(run, now, "retire", entrant, active.player, "retired")
+            return replace(active, ended_at=now, ended="retired")
 
-    @staticmethod
-    def _log(conn: sqlite3.Connection, now: float, action: str, entrant: str,
-             player: str | None, detail: str) -> None:  # fmt: skip
-        conn.execute(
-            "INSERT INTO ladder_log (at, action, entrant, player, detail) VALUES (?,?,?,?,?)",
-            (now, action, entrant, player, detail),
+    def _latest(self, run: Execute, entrant: str, *, active: bool = False) -> Player | None:
+        """The entrant's latest version (its active one, with ``active``), or None."""
+        only = " AND ended IS NULL" if active else ""
+        row = run(
+            f"SELECT {_PLAYER_COLUMNS} FROM ladder_players WHERE ladder = ? AND entrant = ?"
+            f"{only} ORDER BY version DESC LIMIT 1",
+            (self.ladder, entrant),
+        ).fetchone()
+        return None if row is None else Player(*row)
+
+    def _log(self, run: Execute, now: float, action: str, entrant: str, player: str | None,
+             detail: str) -> None:  # fmt: skip
+        run(
+            "INSERT INTO ladder_log (ladder, at, action, entrant, player, detail)"
+            " VALUES (?,?,?,?,?,?)",
+            (self.ladder, now, action, entrant, player, detail),
         )
 
     def revision(self) -> int:
         """A number that changes whenever an entrant is added, updated or retired."""
-        with self._tx("revision", write=False) as conn:
-            row = conn.execute("SELECT coalesce(max(seq), 0) FROM ladder_log").fetchone()
+        with self.tables.tx("revision", write=False) as run:
+            row = run(
+                "SELECT coalesce(max(seq), 0) FROM ladder_log WHERE ladder = ?", (self.ladder,)
+            ).fetchone()
         return int(row[0])
 
     def players(self) -> list[Player]:
         """Every player (every version of every entrant), in the order they were added."""
-        with self._tx("players", write=False) as conn:
-            rows = conn.execute(
-                f"SELECT {_PLAYER_COLUMNS} FROM ladder_players ORDER BY added_at, player"
+        with self.tables.tx("players", write=False) as run:
+            rows = run(
+                f"SELECT {_PLAYER_COLUMNS} FROM ladder_players WHERE ladder = ?"
+                " ORDER BY added_at, player",
+                (self.ladder,),
             ).fetchall()
         return [Player(*row) for row in rows]
 
     def log(self) -> list[tuple[float, str, str, str | None, str]]:
         """The audit log: (time, action, entrant, player, detail), oldest first."""
-        with self._tx("log", write=False) as conn:
-            rows = conn.execute(
-                "SELECT at, action, entrant, player, detail FROM ladder_log ORDER BY seq"
+        with self.tables.tx("log", write=False) as run:
+            rows = run(
+                "SELECT at, action, entrant, player, detail FROM ladder_log WHERE ladder = ?"
+                " ORDER BY seq",
+                (self.ladder,),
             ).fetchall()
         return [(row[0], row[1], row[2], row[3], row[4]) for row in rows]
 
@@ -312,55 +288,60 @@ class LadderBook:
     def record_pair(self, rows: Sequence[RatingRow]) -> bool:
         """Store the ratings after one pair (a row per player) and make them current, in one
         transaction; False, changing nothing, if that pair was rated already."""
-        with self._tx("record_pair") as conn:
-            deals = {row.deal_id for row in rows}
-            for deal in deals:
-                if conn.execute(
-                    "SELECT 1 FROM ladder_ratings WHERE deal_id = ?", (deal,)
-                ).fetchone():
+        lad = self.ladder
+        with self.tables.tx("record_pair") as run:
+            for deal in {row.deal_id for row in rows}:
+                rated = "SELECT 1 FROM ladder_ratings WHERE ladder = ? AND deal_id = ?"
+                if run(rated, (lad, deal)).fetchone():
                     return False
             for row in rows:
-                conn.execute(
-                    "INSERT INTO ladder_ratings (deal_id, player, opponent, score, mu,"
-                    " sigma, at) VALUES (?,?,?,?,?,?,?)",
-                    (row.deal_id, row.player, row.opponent, row.score, row.mu, row.sigma,
+                run(
+                    "INSERT INTO ladder_ratings (ladder, deal_id, player, opponent, score, mu,"
+                    " sigma, at) VALUES (?,?,?,?,?,?,?,?)",
+                    (lad, row.deal_id, row.player, row.opponent, row.score, row.mu, row.sigma,
                      row.at),
                 )  # fmt: skip
-                conn.execute(
-                    "INSERT INTO ladder_current (player, mu, sigma, pairs, updated_at)"
-                    " VALUES (?, ?, ?, 1, ?) ON CONFLICT (player) DO UPDATE SET"
-                    " mu = excluded.mu, sigma = excluded.sigma, pairs = pairs + 1,"
-                    " updated_at = excluded.updated_at",
-                    (row.player, row.mu, row.sigma, row.at),
+                run(
+                    "INSERT INTO ladder_current (ladder, player, mu, sigma, pairs, updated_at)"
+                    " VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (ladder, player) DO UPDATE SET"
+                    " mu = excluded.mu, sigma = excluded.sigma,"
+                    " pairs = ladder_current.pairs + 1, updated_at = excluded.updated_at",
+                    (lad, row.player, row.mu, row.sigma, row.at),
                 )
         return True
 
     def current(self) -> dict[str, tuple[float, float, int]]:
         """Every rated player's ``(mu, sigma, pairs)``."""
-        with self._tx("current", write=False) as conn:
-            rows = conn.execute("SELECT player, mu, sigma, pairs FROM ladder_current").fetchall()
+        with self.tables.tx("current", write=False) as run:
+            rows = run(
+                "SELECT player, mu, sigma, pairs FROM ladder_current WHERE ladder = ?",
+                (self.ladder,),
+            ).fetchall()
         return {row[0]: (float(row[1]), float(row[2]), int(row[3])) for row in rows}
 
     def last_played(self) -> dict[str, float]:
         """When each rated player's last pair was rated."""
-        with self._tx("last_played", write=False) as conn:
-            rows = conn.execute("SELECT player, updated_at FROM ladder_current").fetchall()
+        with self.tables.tx("last_played", write=False) as run:
+            rows = run(
+                "SELECT player, updated_at FROM ladder_current WHERE ladder = ?", (self.ladder,)
+            ).fetchall()
         return {str(row[0]): float(row[1]) for row in rows}
 
     def rated_deals(self) -> set[str]:
         """The deals (pairs) whose ratings are stored."""
-        with self._tx("rated_deals", write=False) as conn:
-            rows = conn.execute("SELECT DISTINCT deal_id FROM ladder_ratings").fetchall()
+        with self.tables.tx("rated_deals", write=False) as run:
+            rows = run(
+                "SELECT DISTINCT deal_id FROM ladder_ratings WHERE ladder = ?", (self.ladder,)
+            ).fetchall()
         return {str(row[0]) for row in rows}
 
     def history(self, player: str | None = None) -> list[RatingRow]:
         """The rating history (of one player, or of all), oldest first."""
-        where, args = ("WHERE player = ?", (player,)) if player is not None else ("", ())
-        with self._tx("history", write=False) as conn:
-            rows = conn.execute(
-                "SELECT deal_id, player, opponent, score, mu, sigma, at FROM ladder_ratings "
-                + where
-                + " ORDER BY seq",
+        where, args = ("AND player = ?", (self.ladder, player)) if player else ("", (self.ladder,))
+        with self.tables.tx("history", write=False) as run:
+            rows = run(
+                "SELECT deal_id, player, opponent, score, mu, sigma, at FROM ladder_ratings"
+                f" WHERE ladder = ? {where} ORDER BY seq",
                 args,
             ).fetchall()
         return [RatingRow(*row) for row in rows]

@@ -37,7 +37,7 @@ from referee.tournament.ladder.config import LadderConfig
 from referee.tournament.ladder.matchmaker import Candidate, choose_pair
 from referee.tournament.ladder.skill import Skill, SkillModel, pair_score, unplayed
 from referee.tournament.runner import TournamentRun
-from referee.tournament.store import Claim, GameSpec, Store, StoreError, is_url
+from referee.tournament.store import Claim, GameSpec, Store, StoreError
 
 __all__ = ["LadderRun", "Pair"]
 
@@ -68,8 +68,6 @@ class LadderRun(TournamentRun):
         **kwargs: Any,
     ) -> None:
         super().__init__(ladder.play, out, serve=False, **kwargs)
-        if is_url(self.location):
-            raise ValueError("a ladder keeps its book in a SQLite store: it takes no --store URL")
         self.ladder = ladder
         self.model = SkillModel(ladder.ratings)
         self.rng = rng or random.SystemRandom()
@@ -132,7 +130,7 @@ class LadderRun(TournamentRun):
         if self.config_text is not None:
             store.set_meta("config_toml", self.config_text)
         store.set_meta("ladder", self.ladder.name)
-        self.book = LadderBook.open(Path(self.location))
+        self.book = LadderBook.open(self.location, ladder=self.ladder.name)
         self._reload()
         return created
 
