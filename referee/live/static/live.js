@@ -163,7 +163,7 @@
     const num = (x, d) => (x === null || x === undefined ? "-" : x.toFixed(d));
     const keep = boardView === "all" ? null : new Set((b.entrants || []).map((e) => e[boardView]));
     const players = keep ? b.players.filter((p) => keep.has(p.player)) : b.players;
-    const head = h("tr", {}, ...["#", "player", "status", "\u03bc", "\u03c3", "rank value", "pairs", "W-D-L", "Elo check"].map((t) => h("th", {}, t)));
+    const head = h("tr", {}, ...["#", "player", "status", "mu", "sigma", "rank value", "pairs", "W-D-L", "Elo check"].map((t) => h("th", {}, t)));
     const rows = players.map((p) => h("tr", {},
       h("td", { class: "num" }, String(p.rank)), h("th", { class: "bot" }, p.player), h("td", {}, p.status),
       h("td", { class: "num" }, num(p.mu, 2)), h("td", { class: "num" }, num(p.sigma, 2)), h("td", { class: "num" }, num(p.rank_value, 2)),
