@@ -90,7 +90,12 @@ def _table(board: Mapping[str, Any], rows: int = 50) -> str:
         cells = (r["rank"], r["player"], r["status"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}",
                  f"{r['rank_value']:.2f}", r["pairs"], f"{r['wins']}-{r['draws']}-{r['losses']}",
                  elo)  # fmt: skip
-        body.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
+        tds = [
+            f"<td class='num'>{escape(str(c))}</td>" if i in (0, 3, 4, 5, 6, 7, 8)
+            else f"<td>{escape(str(c))}</td>"
+            for i, c in enumerate(cells)
+        ]  # fmt: skip
+        body.append("<tr>" + "".join(tds) + "</tr>")
     heads = "".join(f"<th>{h}</th>" for h in head)
     return (
         f"<div class='scroll'><table><thead><tr>{heads}</tr></thead>"

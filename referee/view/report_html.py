@@ -208,13 +208,19 @@ def render_report(
     """The report page; ``links`` maps game ids to their replay pages (relative URLs), ``over``
     counts the recorded games left without one by the page limit."""
     config, s = run.config, run.standings
+    ladder = isinstance(config.get("ladder"), dict)  # a ladder's stored configuration
+    if ladder:
+        config = config["ladder"]
     name = str(config.get("name", run.directory.name))
     rules = config.get("rules", {}).get("name", "?")
     time_wire = config.get("time") or {}
-    meta = [f"{s.done}/{s.total} games played", f"{config.get('format', '?')}",
-            f"{config.get('games_per_pairing', '?')} games a pairing",
-            "duplicate deals" if config.get("duplicate") else "independent deals",
-            f"{rules} rules"]  # fmt: skip
+    if ladder:
+        meta = [f"a ladder: {s.done} games played", "pairs chosen by its matchmaker"]
+    else:
+        meta = [f"{s.done}/{s.total} games played", f"{config.get('format', '?')}",
+                f"{config.get('games_per_pairing', '?')} games a pairing"]  # fmt: skip
+    meta += ["duplicate deals" if config.get("duplicate") else "independent deals",
+             f"{rules} rules"]  # fmt: skip
     seed = config.get("seed")
     meta.append("secret deals" if seed is None else f"seed {seed}")
     if "move_ms" in time_wire:
