@@ -32,6 +32,7 @@ from referee.cli.parsers import (
     OneCommand,
     add_check_command,
     add_feed_options,
+    add_ladder_commands,
     add_match_command,
     add_tournament_commands,
     add_view_commands,
@@ -102,6 +103,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     add_tournament_commands(sub)
     add_key_commands(sub)
     add_worker_commands(sub)
+    add_ladder_commands(sub)
     r = sub.add_parser("replay", help="verify a record and print its hands")
     r.add_argument("record", type=Path)
     r.add_argument("--quiet", action="store_true", help="only the verdict")
@@ -286,6 +288,10 @@ def _command(args: argparse.Namespace) -> int:
         from referee.cli.results import run_results
 
         return run_results(args)
+    if args.command == "ladder" and args.action != "run":
+        from referee.cli.ladder import run_ladder_admin
+
+        return run_ladder_admin(args)
     if args.command == "fetch":
         from referee.cli.workers import run_fetch
 
@@ -315,7 +321,7 @@ def _command(args: argparse.Namespace) -> int:
             if args.command == "match" and args.sandbox in ("auto", "namespaces"):
                 probe_soon()  # the sandbox's probe runs while the input is checked
             inputs = match_inputs(args) if args.command == "match" else None
-            if args.command not in ("tournament", "serve"):  # those log into their output dir
+            if args.command not in ("tournament", "serve", "ladder"):  # they log into their out
                 check_log_options(args)
                 if inputs is not None:  # its bots start now; the log, which needs structlog,
                     hold_records()  # and the rest of the referee are imported meanwhile
@@ -344,8 +350,12 @@ def _run(
     from referee.net.types import TransportError
 
     try:
-        if args.command not in ("tournament", "serve"):
+        if args.command not in ("tournament", "serve", "ladder"):
             raise_fd_limit()
+        if args.command == "ladder":
+            from referee.cli.ladder import run_ladder
+
+            return asyncio.run(run_ladder(args))
         if args.command in ("tournament", "serve"):
             from referee.cli.tournament import run_tournament
 

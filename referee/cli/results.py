@@ -54,6 +54,8 @@ def run_results(args: argparse.Namespace) -> int:
     if args.store is None and not path.exists():
         print(f"gin-referee: {path}: no tournament store here", file=sys.stderr)
         return EXIT_USAGE
+    if args.ladder:
+        return _ladder_results(args, path)
     if not 0.0 <= args.prior_draws < float("inf"):
         print(f"gin-referee: --prior-draws must be >= 0, got {args.prior_draws:g}", file=sys.stderr)
         return EXIT_USAGE
@@ -63,4 +65,24 @@ def run_results(args: argparse.Namespace) -> int:
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
+    return EXIT_OK
+
+
+def _ladder_results(args: argparse.Namespace, path: Path) -> int:
+    """``results DIR --ladder``: the leaderboard, as a table or JSON."""
+    from referee.tournament.ladder import ladder_board, leaderboard_text
+
+    if args.format == "csv":
+        print("gin-referee: --ladder prints a table or --format json", file=sys.stderr)
+        return EXIT_USAGE
+    if args.store is not None and not args.tournament:
+        print("gin-referee: --ladder --store URL takes --tournament NAME (the ladder's name)",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    try:
+        board = ladder_board(args.store or path, name=args.tournament)
+    except StoreError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(board, indent=2) if args.format == "json" else leaderboard_text(board))
     return EXIT_OK

@@ -39,6 +39,7 @@ __all__ = [
     "failed_text",
     "run_with_signals",
     "run_tournament",
+    "serve_live",
 ]
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
@@ -104,15 +105,25 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     async with contextlib.AsyncExitStack() as stack:
-        if spectating is not None:
-            try:
-                await stack.enter_async_context(spectating)
-            except OSError as err:
-                print(f"gin-referee: cannot serve the live page on {args.spectate}: {err}",
-                      file=sys.stderr)  # fmt: skip
-                return EXIT_USAGE
-            print(f"spectators: {spectating.url}", file=sys.stderr, flush=True)
+        if not await serve_live(stack, spectating, args.spectate):
+            return EXIT_USAGE
         return await _play_tournament(args, config, out, spectating, serve=serve)
+
+
+async def serve_live(
+    stack: contextlib.AsyncExitStack, live: Spectating | None, address: str | None
+) -> bool:
+    """Serve the live page (if asked) until ``stack`` closes, and say where; False, said on
+    stderr, if its address cannot be bound."""
+    if live is None:
+        return True
+    try:
+        await stack.enter_async_context(live)
+    except OSError as err:
+        print(f"gin-referee: cannot serve the live page on {address}: {err}", file=sys.stderr)
+        return False
+    print(f"spectators: {live.url}", file=sys.stderr, flush=True)
+    return True
 
 
 async def _play_tournament(

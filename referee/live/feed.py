@@ -132,19 +132,27 @@ class TournamentFeed:
             return
         self._task = asyncio.ensure_future(self._compute())
 
+    def _computation(self) -> dict[str, Any] | None:
+        """What :meth:`refresh` computes (in a worker thread): the standings."""
+        return standings_of(self.store_path)
+
+    def _publish(self, computed: dict[str, Any]) -> None:
+        """Publish what :meth:`_computation` returned (on the loop)."""
+        self.hub.set_standings(with_every_bot(computed, self.bots, self.total))
+
     async def _compute(self) -> None:
         while True:
             self._again = False
             started = self._clock()
             try:
-                standings = await asyncio.to_thread(standings_of, self.store_path)
+                computed = await asyncio.to_thread(self._computation)
             except asyncio.CancelledError:
                 raise
             except Exception:  # the page goes without fresh standings; the games go on
                 LOGGER.exception("live standings not computed")
-                standings = None
-            if standings is not None:
-                self.hub.set_standings(with_every_bot(standings, self.bots, self.total))
+                computed = None
+            if computed is not None:
+                self._publish(computed)
             if not self._again:
                 return
             self._resting = True

@@ -59,6 +59,11 @@ LOGGER = logging.getLogger(__name__)
 _GAME_KEYS = ("game", "winner", "how", "forfeit", "scores", "hands_won", "totals")
 _END_KEYS = ("winner", "reason", "interrupted", "games_played", "games_won", "points")
 _STANDINGS_KEYS = ("games_done", "games_total")
+_BOARD_KEYS = ("ladder", "sorted_by", "pairs_rated", "games")
+_PLAYER_KEYS = ("rank", "player", "entrant", "version", "status", "mu", "sigma", "rank_value",
+                "pairs", "games", "wins", "draws", "losses", "elo")  # fmt: skip
+LEADERBOARD_ROWS = 200
+"""Players the page's leaderboard shows (the best by rank; ``/leaderboard.json`` has all)."""
 _BOT_KEYS = ("name", "games", "wins", "draws", "losses", "score", "rating", "rating_low",
              "rating_high", "faults")  # fmt: skip
 
@@ -201,6 +206,10 @@ class LiveHub:
         self._standings_at = float("-inf")
         self.over = b""
         """The ``over`` event, once the tournament has ended."""
+        self.leaderboard = b""
+        """A ladder's latest ``leaderboard`` event (sent first to each new spectator)."""
+        self.leaderboard_json = b""
+        """A ladder's whole latest leaderboard as JSON (``GET /leaderboard.json``)."""
         self.dropped = 0
         """Spectators dropped for falling behind (since start)."""
         self.peak = 0
@@ -224,7 +233,7 @@ class LiveHub:
         spectator = Spectator(self.config.queue_bytes)
         self.spectators.add(spectator)
         self.peak = max(self.peak, len(self.spectators))
-        parts = [sse("config", {"delay": self.config.delay}), self.standings]
+        parts = [sse("config", {"delay": self.config.delay}), self.standings, self.leaderboard]
         for match in self.matches.values():
             if not match.meta_bytes:
                 match.meta_bytes = sse("match", {"id": match.id, "data": match.meta})
@@ -294,6 +303,21 @@ class LiveHub:
             self._standings_timer = loop.call_later(wait, self._send_standings)
         else:
             self._send_standings()
+
+    def set_leaderboard(self, board: dict[str, Any]) -> None:
+        """Publish a ladder's leaderboard (names, ratings and counts: nothing of any deal)."""
+        if self.closed:
+            return
+        self.leaderboard_json = json.dumps(board, separators=(",", ":")).encode()
+        page = {key: board.get(key) for key in _BOARD_KEYS}
+        rows = board.get("players", [])[:LEADERBOARD_ROWS]
+        page["players"] = [{k: row.get(k) for k in _PLAYER_KEYS} for row in rows]
+        page["shown"], page["total"] = len(rows), len(board.get("players", []))
+        page["entrants"] = [
+            {k: e.get(k) for k in ("entrant", "best", "latest")}
+            for e in board.get("entrants", [])[:LEADERBOARD_ROWS]
+        ]
+        self.leaderboard = self._publish("leaderboard", page)
 
     def _send_standings(self) -> None:
         self._standings_timer = None

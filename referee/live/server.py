@@ -1,8 +1,9 @@
 """The spectators' HTTP server (aiohttp), on the referee's event loop, on its own address.
 
-Two resources, nothing else: ``GET /`` is the live page (one HTML document, the replay page's
-style and script and the live script inline, built once at start), ``GET /events`` the
-server-sent event stream of the :class:`~referee.live.hub.LiveHub`. A stream over the hub's cap
+Three resources, nothing else: ``GET /`` is the live page (one HTML document, the replay
+page's style and script and the live script inline, built once at start), ``GET /events`` the
+server-sent event stream of the :class:`~referee.live.hub.LiveHub`, and ``GET
+/leaderboard.json`` a ladder's whole leaderboard (404 for a tournament). A stream over the hub's cap
 is refused with 503; a stream whose spectator falls behind is ended by the hub; a write that
 cannot complete within ``write_timeout`` ends the stream too, so a client that stops reading
 costs a bounded buffer and never blocks anything else. Handlers do no work per event: the hub
@@ -31,6 +32,7 @@ _BODY = """<div id="live" class="live">
 <header class="live-top"><h1>gin-referee <span class="live-dot">live</span></h1>
 <span id="live-status" class="live-status" aria-live="polite">connecting...</span></header>
 <section id="standings" class="panel live-standings" aria-label="standings"></section>
+<section id="leaderboard" class="panel live-standings" aria-label="leaderboard"></section>
 <nav id="games" class="live-games" aria-label="games"></nav>
 <p id="live-note" class="live-note"></p>
 </div>
@@ -102,6 +104,7 @@ class LiveServer:
         app = web.Application(client_max_size=1024)
         app.router.add_get("/", self._index)
         app.router.add_get("/events", self._events)
+        app.router.add_get("/leaderboard.json", self._leaderboard)
         runner = web.AppRunner(
             app, access_log=None, keepalive_timeout=15.0, max_field_size=4096, shutdown_timeout=2.0
         )
@@ -139,6 +142,15 @@ class LiveServer:
     async def _index(self, request: web.Request) -> web.Response:
         return web.Response(
             body=self._page, content_type="text/html", charset="utf-8", headers=self._headers()
+        )
+
+    async def _leaderboard(self, request: web.Request) -> web.Response:
+        if not self.hub.leaderboard_json:
+            return web.Response(status=404, text="no leaderboard: this is not a ladder\n")
+        return web.Response(
+            body=self.hub.leaderboard_json,
+            content_type="application/json",
+            headers={**self._headers(), "Access-Control-Allow-Origin": "*"},
         )
 
     async def _events(self, request: web.Request) -> web.StreamResponse:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -34,9 +34,12 @@ class Spectating:
         config: LiveConfig,
         store_path: Path,
         games: Sequence[GameSpec],
+        *,
+        feed: Callable[[LiveHub], TournamentFeed] | None = None,
     ) -> None:
+        """``feed`` makes the run's feed around the hub (default: the tournament's)."""
         self.hub = LiveHub(config)
-        self.feed = TournamentFeed(self.hub, store_path, games)
+        self.feed = TournamentFeed(self.hub, store_path, games) if feed is None else feed(self.hub)
         self.server = LiveServer(self.hub, host, port)
         self.url = ""
 

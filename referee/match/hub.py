@@ -204,6 +204,10 @@ class Hub:
         while not self.is_available(token):
             await self._change.wait()
 
+    async def changed(self) -> None:
+        """Wait for the lobby's next change (a bot arrives, leaves or is seated)."""
+        await self._change.wait()
+
     def _changed(self) -> None:
         self._change.set()
         self._change = asyncio.Event()

@@ -23,7 +23,14 @@ from referee.net.process import BotCommand
 from referee.net.sandbox import SANDBOX_CHOICES
 from referee.rules import RuleSet
 
-__all__ = ["BotEntry", "ConfigError", "TournamentConfig", "load_config", "parse_config"]
+__all__ = [
+    "BotEntry",
+    "ConfigError",
+    "TournamentConfig",
+    "load_config",
+    "parse_config",
+    "read_toml",
+]
 
 FORMATS = ("round-robin", "gauntlet")
 LOCAL_TRANSPORTS = ("ipc", "tcp")
@@ -376,17 +383,21 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     )
 
 
-def load_config(path: Path) -> TournamentConfig:
-    """Read and validate a TOML file; :class:`ConfigError` names what is wrong."""
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's data; :class:`ConfigError` if it cannot be read or parsed."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise ConfigError(str(path), "", f"cannot read: {err.strerror or err}") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(str(path), "", f"not valid TOML: {err}") from None
     except UnicodeDecodeError:
         raise ConfigError(str(path), "", "not UTF-8 text") from None
-    config = parse_config(data, source=str(path))
+
+
+def load_config(path: Path) -> TournamentConfig:
+    """Read and validate a TOML file; :class:`ConfigError` names what is wrong."""
+    config = parse_config(read_toml(path), source=str(path))
     if config.out is not None and not config.out.is_absolute():
         config = replace(config, out=path.parent / config.out)
     return config

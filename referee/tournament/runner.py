@@ -143,23 +143,11 @@ class TournamentRun:
         member = Membership(store, role="worker" if self.worker else "tournament", lease=self.lease)
         self.owner = member.owner
         try:
-            games = schedule(self.config)
-            self.total = len(games)
-            created = False
-            if not self.worker:
-                created = store.init_tournament(
-                    config=self.config.to_dict(),
-                    config_hash=self.config.config_hash,
-                    games=games,
-                    now=time.time(),
-                )
-                if self.config_text is not None:
-                    store.set_meta("config_toml", self.config_text)
-                if self.on_init is not None:
-                    self.on_init(store)
+            created = self._init(store)
             member.join(exclusive=not self.worker)
             self.resumed = not created
             self.deal = open_deal(self.out, self.config.seed, store, created=created)
+            self._joined(store)
             silence = round(5000 * self.config.time.heartbeat)
             ring = KeyRing()
             transport = RouterTransport(
@@ -174,10 +162,7 @@ class TournamentRun:
             )
             async with transport:
                 hub = Hub(transport, multi_match=self.config.reuse_bots, keys=ring)
-                for entry in self.config.bots:
-                    if entry.token is not None:
-                        key = None if self.curve is None else entry.public_key
-                        hub.register_remote(entry.token, entry.name, key)
+                self._register_remotes(hub)
                 if self.on_ready is not None:
                     self.on_ready(transport.endpoint)
                 background = [
@@ -210,6 +195,36 @@ class TournamentRun:
             finally:
                 store.close()
         return store
+
+    def _init(self, store: Store) -> bool:
+        """Store the schedule (unless a worker); True if the store was new."""
+        games = schedule(self.config)
+        self.total = len(games)
+        if self.worker:
+            return False
+        created = store.init_tournament(
+            config=self.config.to_dict(),
+            config_hash=self.config.config_hash,
+            games=games,
+            now=time.time(),
+        )
+        if self.config_text is not None:
+            store.set_meta("config_toml", self.config_text)
+        if self.on_init is not None:
+            self.on_init(store)
+        return created
+
+    def _joined(self, store: Store) -> None:
+        """Called once this run is a member of the store (a second independent run was refused
+        before it), before any game is played: nothing to do for a tournament."""
+
+    def _register_remotes(self, hub: Hub) -> None:
+        """Accept the remote bots' tokens (and keys) in the lobby."""
+        for entry in self.config.bots:
+            if entry.token is not None:
+                hub.register_remote(
+                    entry.token, entry.name, None if self.curve is None else entry.public_key
+                )
 
     async def _worker(self, store: Store, hub: Hub) -> None:
         keeper = BotKeeper(hub, enabled=self.config.reuse_bots)
@@ -247,6 +262,12 @@ class TournamentRun:
                 break
             if self.stop.is_set() or not await self._others_playing(store):
                 return None
+        return await self._play_claimed(store, hub, keeper, claim)
+
+    async def _play_claimed(
+        self, store: Store, hub: Hub, keeper: BotKeeper, claim: Claim
+    ) -> str | None:
+        """Play a claimed game and record it; as :meth:`_claim_and_play`."""
         renewer = asyncio.ensure_future(self._renew(store, claim))
         files: dict[str, bytes] | None = None
         loop = asyncio.get_running_loop()

@@ -22,6 +22,7 @@ from referee.match import RecordError
 from referee.match.record_gzip import GZIP_SUFFIX, record_stem
 from referee.tournament.defaults import REPORT_PAGES
 from referee.tournament.report import estimate_text
+from referee.view.ladder_html import ladder_section
 from referee.view.page import asset, page, write_page
 from referee.view.replay_html import write_viewer
 from referee.view.run_dir import RunData, load_run, stderr_tail
@@ -207,13 +208,19 @@ def render_report(
     """The report page; ``links`` maps game ids to their replay pages (relative URLs), ``over``
     counts the recorded games left without one by the page limit."""
     config, s = run.config, run.standings
+    ladder = isinstance(config.get("ladder"), dict)  # a ladder's stored configuration
+    if ladder:
+        config = config["ladder"]
     name = str(config.get("name", run.directory.name))
     rules = config.get("rules", {}).get("name", "?")
     time_wire = config.get("time") or {}
-    meta = [f"{s.done}/{s.total} games played", f"{config.get('format', '?')}",
-            f"{config.get('games_per_pairing', '?')} games a pairing",
-            "duplicate deals" if config.get("duplicate") else "independent deals",
-            f"{rules} rules"]  # fmt: skip
+    if ladder:
+        meta = [f"a ladder: {s.done} games played", "pairs chosen by its matchmaker"]
+    else:
+        meta = [f"{s.done}/{s.total} games played", f"{config.get('format', '?')}",
+                f"{config.get('games_per_pairing', '?')} games a pairing"]  # fmt: skip
+    meta += ["duplicate deals" if config.get("duplicate") else "independent deals",
+             f"{rules} rules"]  # fmt: skip
     seed = config.get("seed")
     meta.append("secret deals" if seed is None else f"seed {seed}")
     if "move_ms" in time_wire:
@@ -224,7 +231,7 @@ def render_report(
     body = (
         f"<main id='report'><header><h1>{_e(name)}</h1><p class='meta'>{_e(' · '.join(meta))}"
         f"</p><p class='meta'>Generated {generated} from {_e(run.directory)}.</p></header>"
-        f"{_standings(run)}{_matrix(run)}{_faults(run, links)}"
+        f"{ladder_section(run.directory)}{_standings(run)}{_matrix(run)}{_faults(run, links)}"
         f"{_games(run, links, problems or {}, over)}</main>"
     )
     return page(title=f"{name} - standings", styles=[asset("report.css")], body=body)

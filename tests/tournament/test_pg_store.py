@@ -224,3 +224,23 @@ def test_four_workers_one_killed_one_stopped_record_what_one_process_records(
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     assert main(["fetch", "--store", url, "--out", str(blocked / "out")]) == 2  # named, no trace
+
+
+def test_a_growing_schedule_appends_games(server: PgServer) -> None:
+    """A ladder's games are added as it goes; a claim with ``only`` stays in its pairing."""
+    with open_store(server.database(), tournament="ladder") as store:
+        assert store.init_tournament(config={"x": 1}, config_hash="h", games=[], now=0.0,
+                                     growing=True)  # fmt: skip
+        assert store.next_game_id() == 0
+        store.add_games(_games(2))
+        store.add_games([GameSpec(2, "c-vs-d", "c", "d", "c-vs-d/pair2", 2)])
+        with pytest.raises(StoreError, match="added game ids must be 3"):
+            store.add_games(_games(1))
+        assert store.next_game_id() == 3
+        assert not store.init_tournament(config={"x": 1}, config_hash="h", games=[], now=1.0,
+                                         growing=True)  # fmt: skip
+        got = store.claim(owner="o", lease_seconds=5.0, now=0.0, prefer="c-vs-d", only=True)
+        assert got is not None and got.game.game_id == 2
+        assert (
+            store.claim(owner="o", lease_seconds=5.0, now=0.0, prefer="c-vs-d", only=True) is None
+        )

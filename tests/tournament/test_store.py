@@ -633,3 +633,29 @@ def test_a_claim_prefers_the_given_pairing_then_game_order(tmp_path: Path) -> No
         assert [claim("p2"), claim("p2"), claim("p2"), claim(None), claim("p9")] == [1, 3, 0, 2, 4]
     finally:
         store.close()
+
+
+def test_a_growing_schedule_appends_games_and_claims_one_pairing_only(db: Path) -> None:
+    """A ladder's store: games are added as pairs are chosen, a resumed run does not compare
+    the schedule, ids must continue it, and ``only`` never hands out another pairing's game."""
+    with SqliteStore.open(db) as store:
+        assert store.init_tournament(config=CONFIG, config_hash="h1", games=[], now=0.0,
+                                     growing=True)  # fmt: skip
+        assert store.next_game_id() == 0
+        store.add_games(make_games(2))
+        other = [GameSpec(2, "x-vs-y", "x", "y", "x-vs-y/pair2", 2),
+                 GameSpec(3, "x-vs-y", "y", "x", "x-vs-y/pair2", 2)]  # fmt: skip
+        store.add_games(other)
+        assert store.next_game_id() == 4
+        with pytest.raises(StoreError, match="added game ids must be 4"):
+            store.add_games(make_games(2))
+        assert store.counts()["pending"] == 4
+        assert not store.init_tournament(config=CONFIG, config_hash="h1", games=[], now=1.0,
+                                         growing=True)  # fmt: skip
+        got = store.claim(owner="o", lease_seconds=5.0, now=0.0, prefer="x-vs-y", only=True)
+        assert got is not None and got.game.game_id == 2
+        assert (
+            store.claim(owner="o", lease_seconds=5.0, now=0.0, prefer="nobody", only=True) is None
+        )
+        fallback = store.claim(owner="o", lease_seconds=5.0, now=0.0, prefer="nobody")
+        assert fallback is not None and fallback.game.game_id == 0

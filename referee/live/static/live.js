@@ -5,7 +5,7 @@
  * hand in the replay data's form, masked while its cards are withheld: its steps give each
  * seat's hand size only), `steps` (the newest steps of a masked hand, from index `from`), `end`
  * (a masked hand is over: its public result; `match` carries only the keys that changed),
- * `standings`, `drop` (a game leaves the page), `over` (the tournament ended: the page stops
+ * `standings`, `leaderboard` (a ladder's ratings, best first), `drop` (a game leaves the page), `over` (the tournament ended: the page stops
  * reconnecting and says so above the final standings). On (re)connection the server
  * sends the whole current state first, so the page starts from nothing each time.
  * Text from bots and the record only ever goes through textContent (GinCards.h).
@@ -54,11 +54,12 @@
     },
     drop(msg) { games.delete(msg.id); },
     standings(msg) { standings = msg; renderStandings(); },
+    leaderboard(msg) { renderLeaderboard(msg); },
     over(msg) {
       ended = msg;
       global.liveSource.close();
       const status = el("live-status");
-      status.textContent = msg.complete ? "the event is over: final standings" : "the referee stopped before the last game";
+      status.textContent = board ? "the ladder has stopped: the last leaderboard" : msg.complete ? "the event is over: final standings" : "the referee stopped before the last game";
       status.className = "live-status done";
       renderStandings();
     },
@@ -152,6 +153,27 @@
     el("standings").replaceChildren(
       h("h2", {}, `${ended && ended.complete ? "Final standings" : "Standings"} \u00b7 ${s.games_done} of ${s.games_total} games played`),
       h("table", { class: "live-table" }, head, ...rows));
+  }
+
+  let board = null, boardView = "all";
+  const VIEWS = { all: "every version", best: "each entrant's best version", latest: "each entrant's latest version" };
+
+  function renderLeaderboard(b) {
+    board = b;
+    const num = (x, d) => (x === null || x === undefined ? "-" : x.toFixed(d));
+    const keep = boardView === "all" ? null : new Set((b.entrants || []).map((e) => e[boardView]));
+    const players = keep ? b.players.filter((p) => keep.has(p.player)) : b.players;
+    const head = h("tr", {}, ...["#", "player", "status", "mu", "sigma", "rank value", "pairs", "W-D-L", "Elo check"].map((t) => h("th", {}, t)));
+    const rows = players.map((p) => h("tr", {},
+      h("td", { class: "num" }, String(p.rank)), h("th", { class: "bot" }, p.player), h("td", {}, p.status),
+      h("td", { class: "num" }, num(p.mu, 2)), h("td", { class: "num" }, num(p.sigma, 2)), h("td", { class: "num" }, num(p.rank_value, 2)),
+      h("td", { class: "num" }, String(p.pairs)), h("td", { class: "num" }, `${p.wins}-${p.draws}-${p.losses}`), h("td", { class: "num" }, elo(p.elo))));
+    const more = b.total > b.shown ? ` (the best ${b.shown} of ${b.total}: all in leaderboard.json)` : "";
+    const select = h("select", { "aria-label": "versions shown", onchange: (event) => { boardView = event.target.value; renderLeaderboard(board); } },
+      ...Object.entries(VIEWS).map(([value, text]) => h("option", { value, selected: value === boardView }, text)));
+    el("leaderboard").replaceChildren(
+      h("h2", {}, `Ladder ${b.ladder} \u00b7 ${b.pairs_rated} pairs rated \u00b7 sorted by ${b.sorted_by}${more}`),
+      h("p", {}, "Show ", select), h("table", { class: "live-table" }, head, ...rows));
   }
 
   function connect() {

@@ -43,6 +43,7 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "busy_reason",
+    "check_added",
     "check_schedule",
     "check_times",
     "dumps",
@@ -173,6 +174,15 @@ def check_schedule(games: Sequence[GameSpec]) -> list[tuple[Any, ...]]:
     return sorted((g.game_id, g.pairing, g.seat0, g.seat1, g.deal_id, g.pair_index) for g in games)
 
 
+def check_added(games: Sequence[GameSpec], first: int) -> list[tuple[Any, ...]]:
+    """The rows of games appended to a schedule whose next id is ``first``; ``ValueError``
+    unless their ids are exactly ``first``, ``first + 1``..."""
+    ids = sorted(game.game_id for game in games)
+    if ids != list(range(first, first + len(games))):
+        raise ValueError(f"added game ids must be {first}, {first + 1}..., not {ids}")
+    return sorted((g.game_id, g.pairing, g.seat0, g.seat1, g.deal_id, g.pair_index) for g in games)
+
+
 def busy_reason(others: Sequence[Runner]) -> str:
     """Why a second independent run of a tournament is refused."""
     who = ", ".join(f"{r.role} pid {r.pid} on {r.host}" for r in others)
@@ -257,10 +267,27 @@ class Store(Protocol):
     ) -> None: ...
 
     def init_tournament(
-        self, *, config: dict[str, Any], config_hash: str, games: Sequence[GameSpec], now: float
+        self,
+        *,
+        config: dict[str, Any],
+        config_hash: str,
+        games: Sequence[GameSpec],
+        now: float,
+        growing: bool = False,
     ) -> bool:
         """Store the configuration and every game as pending; True on the first run. A later
-        run with the same hash and games changes nothing (False); another hash raises."""
+        run with the same hash and games changes nothing (False); another hash raises. With
+        ``growing`` (a ladder, whose games are added as it goes: :meth:`add_games`) a later run
+        does not compare the games."""
+        ...
+
+    def add_games(self, games: Sequence[GameSpec]) -> None:
+        """Append pending games whose ids continue the schedule (:meth:`next_game_id`, then
+        consecutive); :class:`StoreError` (nothing added) if they do not."""
+        ...
+
+    def next_game_id(self) -> int:
+        """The id the next added game takes: one more than the highest stored, 0 if none."""
         ...
 
     def config(self) -> tuple[dict[str, Any], str] | None:
@@ -275,10 +302,12 @@ class Store(Protocol):
         now: float,
         prefer: str | None = None,
         skip: Collection[int] = (),
+        only: bool = False,
     ) -> Claim | None:
         """Take the lowest open game (pending, or its lease expired: ``expires <= now``), one
-        of pairing ``prefer`` first, never one of the game ids in ``skip`` (games this run
-        failed to play); a new lease until ``now + lease_seconds``. None if none."""
+        of pairing ``prefer`` first (with ``only``, none of another pairing), never one of the
+        game ids in ``skip`` (games this run failed to play); a new lease until
+        ``now + lease_seconds``. None if none."""
         ...
 
     def renew(self, claim: Claim, *, lease_seconds: float, now: float) -> Claim | None:

@@ -36,6 +36,7 @@ from referee.tournament.store.base import (
     StoreBusy,
     StoreError,
     busy_reason,
+    check_added,
     check_schedule,
     check_times,
     dumps,
@@ -161,9 +162,16 @@ class PgStore(StoreBase):
         return float(row[0]) - now
 
     def init_tournament(
-        self, *, config: dict[str, Any], config_hash: str, games: Sequence[GameSpec], now: float
+        self,
+        *,
+        config: dict[str, Any],
+        config_hash: str,
+        games: Sequence[GameSpec],
+        now: float,
+        growing: bool = False,
     ) -> bool:
-        """Store the configuration and every game as pending; True on the first run."""
+        """Store the configuration and every game as pending; True on the first run (a later
+        run compares the games, unless ``growing``)."""
         check_times(now)
         rows = check_schedule(games)
         t = self.tournament
@@ -187,6 +195,8 @@ class PgStore(StoreBase):
             assert found is not None
             if found[0] != config_hash:
                 raise StoreError(self.location, other_config(found[0], config_hash))
+            if growing:
+                return False
             stored = conn.execute(
                 f"SELECT {_GAME_COLUMNS} FROM games WHERE tournament = %s ORDER BY game_id", (t,)
             ).fetchall()
@@ -195,6 +205,35 @@ class PgStore(StoreBase):
                     self.location, "has the same configuration hash but a different game schedule"
                 )
             return False
+
+    def add_games(self, games: Sequence[GameSpec]) -> None:
+        """Append pending games whose ids continue the schedule; StoreError if they do not
+        (the tournament's row is locked meanwhile: two appenders take turns)."""
+        t = self.tournament
+        with self._tx("add_games") as conn:
+            conn.execute("SELECT 1 FROM tournament WHERE tournament = %s FOR UPDATE", (t,))
+            first = conn.execute(
+                "SELECT coalesce(max(game_id) + 1, 0) FROM games WHERE tournament = %s", (t,)
+            ).fetchone()
+            try:
+                rows = check_added(games, int(first[0] if first else 0))
+            except ValueError as err:
+                raise StoreError(self.location, str(err)) from None
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    f"INSERT INTO games (tournament, {_GAME_COLUMNS})"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    [(t, *row) for row in rows],
+                )
+
+    def next_game_id(self) -> int:
+        """One more than the highest game id stored, 0 if none."""
+        with self._tx("next_game_id") as conn:
+            row = conn.execute(
+                "SELECT coalesce(max(game_id) + 1, 0) FROM games WHERE tournament = %s",
+                (self.tournament,),
+            ).fetchone()
+        return int(row[0]) if row else 0
 
     def config(self) -> tuple[dict[str, Any], str] | None:
         """The stored configuration and its hash, or None before :meth:`init_tournament`."""
@@ -213,8 +252,10 @@ class PgStore(StoreBase):
         now: float,
         prefer: str | None = None,
         skip: Collection[int] = (),
+        only: bool = False,
     ) -> Claim | None:
-        """Take the lowest open game (one of pairing ``prefer`` first, none of ``skip``),
+        """Take the lowest open game (one of pairing ``prefer`` first, with ``only`` no other
+        pairing's, none of ``skip``),
         skipping rows another transaction holds; a new lease until ``now + lease_seconds``."""
         check_times(now, lease_seconds)
         lease, expires = secrets.token_hex(16), now + lease_seconds
@@ -237,7 +278,7 @@ class PgStore(StoreBase):
             if prefer is not None:
                 sql = update.format(pick.format(" AND pairing = %s"))
                 row = conn.execute(sql, (t, now, prefer, owner, lease, expires, t)).fetchone()
-            if row is None:
+            if row is None and not only:
                 sql = update.format(pick.format(""))
                 row = conn.execute(sql, (t, now, owner, lease, expires, t)).fetchone()
         if row is None:

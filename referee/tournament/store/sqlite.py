@@ -28,6 +28,7 @@ from referee.tournament.store.base import (
     StoreBusy,
     StoreError,
     busy_reason,
+    check_added,
     check_schedule,
     check_times,
     dumps,
@@ -39,7 +40,7 @@ from referee.tournament.store.schemas import APPLICATION, SQLITE_VERSION
 from referee.tournament.store.schemas import SQLITE_RUNNERS as _RUNNERS
 from referee.tournament.store.schemas import SQLITE_SCHEMA as _SCHEMA
 
-__all__ = ["SCHEMA_VERSION", "SqliteStore"]
+__all__ = ["SCHEMA_VERSION", "SqliteStore", "transaction"]
 
 SCHEMA_VERSION = SQLITE_VERSION
 """Version of the table layout written by this module (table ``schema_version``)."""
@@ -54,7 +55,7 @@ _RELEASE = (
 
 
 @contextmanager
-def _transaction(conn: sqlite3.Connection, begin: str) -> Iterator[sqlite3.Connection]:
+def transaction(conn: sqlite3.Connection, begin: str) -> Iterator[sqlite3.Connection]:
     """BEGIN, then COMMIT if the body returns, ROLLBACK if it raises."""
     conn.execute(begin)
     try:
@@ -122,7 +123,7 @@ class SqliteStore(StoreBase):
         tables_sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
         tables = {row[0] for row in conn.execute(tables_sql)}
         if not tables:
-            with _transaction(conn, "BEGIN IMMEDIATE"):
+            with transaction(conn, "BEGIN IMMEDIATE"):
                 if not conn.execute(tables_sql).fetchall():  # nobody created it meanwhile
                     for statement in _SCHEMA.split(";\n"):
                         conn.execute(statement)
@@ -168,18 +169,24 @@ class SqliteStore(StoreBase):
             if conn is None:
                 raise StoreError(self._path, f"{what}: the store is closed")
             try:
-                with _transaction(conn, "BEGIN IMMEDIATE" if write else "BEGIN"):
+                with transaction(conn, "BEGIN IMMEDIATE" if write else "BEGIN"):
                     yield conn
             except sqlite3.Error as exc:
                 raise StoreError(self._path, f"{what} failed: {exc}") from exc
 
     def init_tournament(
-        self, *, config: dict[str, Any], config_hash: str, games: Sequence[GameSpec], now: float
+        self,
+        *,
+        config: dict[str, Any],
+        config_hash: str,
+        games: Sequence[GameSpec],
+        now: float,
+        growing: bool = False,
     ) -> bool:
         """Store the configuration and every game as pending; True on the first run.
 
-        A later run with the same ``config_hash`` (and the same games) changes nothing and
-        returns False (resume). Another hash raises :class:`StoreError`.
+        A later run with the same ``config_hash`` (and the same games, unless ``growing``)
+        changes nothing and returns False (resume). Another hash raises :class:`StoreError`.
         """
         check_times(now)
         rows = check_schedule(games)
@@ -196,12 +203,30 @@ class SqliteStore(StoreBase):
                 return True
             if found[0] != config_hash:
                 raise StoreError(self._path, other_config(found[0], config_hash))
+            if growing:
+                return False
             stored = conn.execute(f"SELECT {_GAME_COLUMNS} FROM games ORDER BY game_id")
             if stored.fetchall() != rows:
                 raise StoreError(
                     self._path, "has the same configuration hash but a different game schedule"
                 )
             return False
+
+    def add_games(self, games: Sequence[GameSpec]) -> None:
+        """Append pending games whose ids continue the schedule; StoreError if they do not."""
+        with self._tx("add_games") as conn:
+            first = conn.execute("SELECT coalesce(max(game_id) + 1, 0) FROM games").fetchone()[0]
+            try:
+                rows = check_added(games, int(first))
+            except ValueError as err:
+                raise StoreError(self._path, str(err)) from None
+            conn.executemany(f"INSERT INTO games ({_GAME_COLUMNS}) VALUES (?,?,?,?,?,?)", rows)
+
+    def next_game_id(self) -> int:
+        """One more than the highest game id stored, 0 if none."""
+        with self._tx("next_game_id", write=False) as conn:
+            row = conn.execute("SELECT coalesce(max(game_id) + 1, 0) FROM games").fetchone()
+        return int(row[0])
 
     def config(self) -> tuple[dict[str, Any], str] | None:
         """The stored configuration and its hash, or None before :meth:`init_tournament`."""
@@ -217,10 +242,12 @@ class SqliteStore(StoreBase):
         now: float,
         prefer: str | None = None,
         skip: Collection[int] = (),
+        only: bool = False,
     ) -> Claim | None:
         """Take the lowest game that is pending or whose lease expired (``expires <= now``),
-        one of pairing ``prefer`` first if there is one (the worker's bots are still running),
-        never one of the game ids in ``skip`` (games this run failed to play).
+        one of pairing ``prefer`` first if there is one (the worker's bots are still running;
+        with ``only``, none of another pairing), never one of the game ids in ``skip`` (games
+        this run failed to play).
 
         Gives it a new random lease until ``now + lease_seconds`` and counts the attempt.
         None when nothing is claimable (all done, or claimed under live leases).
@@ -239,7 +266,7 @@ class SqliteStore(StoreBase):
                 row = conn.execute(
                     claimable + " AND pairing = ? ORDER BY game_id LIMIT 1", (now, prefer)
                 ).fetchone()
-            if row is None:
+            if row is None and not only:
                 row = conn.execute(claimable + " ORDER BY game_id LIMIT 1", (now,)).fetchone()
             if row is None:
                 return None

@@ -1,0 +1,181 @@
+"""A real ladder run: the sample bots as local entrants, remote bots (CURVE) that join and
+leave, a new version uploaded, and the ladder killed (SIGKILL) in the middle of a game, then run
+again: what was played, what was replayed, and that nothing was recorded or rated twice.
+
+Run: ``python -m bench.ladder_run [--phase 40] [--out DIR]``. Timeline (``--phase`` seconds
+each): the ladder starts with three local entrants (greedy, random, and ``mine``, a file that
+runs the greedy bot); remote ``alice`` (one connection, ``multi_match``) and ``bob`` (a
+connection per game, 6 games, then gone) join; ``mine`` is uploaded again, changed (v2) and
+``random`` retired; the ladder is killed with SIGKILL while a game is in play and started
+again; after a last phase it is stopped with SIGINT. Figures go to docs/performance.md ("The
+ladder").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import free_port, machine, serving_line
+from referee.net.keys import write_keypair
+from referee.tournament.ladder import LadderBook
+from referee.tournament.store import SqliteStore
+
+PY = sys.executable
+LOOP = Path(__file__).resolve().parents[1] / "tests" / "bots" / "remote_loop.py"
+CONFIG = """[ladder]
+name = "real"
+concurrency = 2
+poll = 0.5
+[time]
+move = 1.0
+bank = 10.0
+startup = 10.0
+"""
+ENTRY = "import sys\nfrom sample_bots.greedy_bot import main\n\nsys.exit(main())\n"
+
+
+def cli(*argv: str) -> str:
+    """Run a ``gin-referee`` command to completion; its output (it must succeed)."""
+    done = subprocess.run([PY, "-m", "referee", *argv], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"gin-referee {' '.join(argv)}: {done.stderr}")
+    return done.stdout
+
+
+def start(config: Path, out: Path, home: Path, endpoint: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [PY, "-m", "referee", "ladder", "run", str(config), "--out", str(out), "--bind",
+         endpoint, "--key-dir", str(home)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    line = serving_line(proc.stderr.readline)
+    return proc, line.rsplit("referee key ", 1)[1].strip()
+
+
+def counts(path: Path) -> dict[str, int]:
+    store = SqliteStore.open(path)
+    try:
+        return store.counts()
+    finally:
+        store.close()
+
+
+def wait_claimed(path: Path, within: float) -> bool:
+    """Poll the store (another process's progress) until a game between local entrants is in
+    play (a remote one may not come back after the kill, and its pair would wait for it)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        store = SqliteStore.open(path)
+        try:
+            rows = store.games()
+        finally:
+            store.close()
+        local = ("greedy.", "mine.")
+        if any(r.status == "claimed" and r.spec.seat0.startswith(local)
+               and r.spec.seat1.startswith(local) for r in rows):  # fmt: skip
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--phase", type=float, default=40.0, help="seconds per phase")
+    parser.add_argument("--out", type=Path, default=None, help="keep the run here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = args.out or Path(tmp)
+        base.mkdir(parents=True, exist_ok=True)
+        base.chmod(0o755)  # a root referee's bots read their files as uids of their own
+        out, home, path = base / "ladder", base / "home", base / "ladder" / "tournament.sqlite"
+        (base / "ladder.toml").write_text(CONFIG)
+        mine = base / "mine.py"
+        mine.write_text(ENTRY)
+        keys = {n: write_keypair(base / "keys", n) for n in ("alice", "bob")}
+        for name, command in (("greedy", f"{PY} -m sample_bots.greedy_bot"),
+                              ("random", f"{PY} -m sample_bots.random_bot"),
+                              ("mine", f"{PY} {mine}")):  # fmt: skip
+            cli("ladder", "add", str(out), name, "--command", command)
+        tokens = {}
+        for name, pair in keys.items():
+            added = json.loads(cli("ladder", "add", str(out), name, "--remote", "--public-key",
+                                   pair.public_z85, "--json"))  # fmt: skip
+            tokens[name] = added["token"]
+        endpoint = f"tcp://127.0.0.1:{free_port()}"
+        began = time.monotonic()
+        ladder, server_key = start(base / "ladder.toml", out, home, endpoint)
+        remotes: list[subprocess.Popen[bytes]] = []
+        procs: list[subprocess.Popen[str] | subprocess.Popen[bytes]]
+        try:
+            time.sleep(args.phase)  # the phases are wall-clock time by design
+            for name, mode in (("alice", "multi"), ("bob", "")):
+                env = {**os.environ, "GIN_REFEREE_SERVER_KEY": server_key,
+                       "GIN_BOT_PUBLIC_KEY": keys[name].public_z85,
+                       "GIN_BOT_SECRET_KEY": keys[name].secret_z85}  # fmt: skip
+                argv = [PY, str(LOOP), endpoint, tokens[name], name, "6", *([mode] if mode else [])]
+                remotes.append(subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL))
+            time.sleep(args.phase)
+            mine.write_text(ENTRY + "# version 2\n")
+            cli("ladder", "add", str(out), "mine", "--command", f"{PY} {mine}")
+            cli("ladder", "retire", str(out), "random")
+            time.sleep(args.phase)
+            killed_in_play = wait_claimed(path, 60.0)
+            before = counts(path)
+            ladder.kill()
+            ladder.communicate(timeout=30)
+            ladder, _ = start(base / "ladder.toml", out, home, endpoint)
+            time.sleep(args.phase)
+            ladder.send_signal(signal.SIGINT)
+            printed, _ = ladder.communicate(timeout=60)
+            code = ladder.returncode
+        finally:
+            procs = [ladder, *remotes]
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait(30)
+        seconds = time.monotonic() - began
+        store = SqliteStore.open(path)
+        try:
+            games = store.games()
+        finally:
+            store.close()
+        with LadderBook.open(path) as book:
+            history = book.history()
+            players = book.players()
+        done = [g for g in games if g.status == "done"]
+        deals = [r.deal_id for r in history]
+        faults = sum(len(g.result["faults"]) for g in done if g.result is not None)
+        replayed = sum(g.attempts > 1 for g in done)
+        twice = sum(deals.count(d) != 2 for d in set(deals))
+        unfinished = sum(
+            any(g.spec.deal_id == d and g.status != "done" for g in games) for d in set(deals)
+        )
+        print(f"machine: {machine()}, {os.cpu_count()} cores; {seconds:.0f} s of ladder")
+        print(
+            f"games recorded {len(done)} ({60 * len(done) / seconds:.1f} a minute),"
+            f" open {len(games) - len(done)}, faults {faults}; pairs rated {len(set(deals))}"
+        )
+        print(
+            f"killed with a game in play: {killed_in_play} (counts then: {before});"
+            f" games claimed twice (replayed after the kill): {replayed}"
+        )
+        print(
+            f"pairs rated more than once: {twice}; rated pairs with a game not done: {unfinished}"
+        )
+        print("players: " + ", ".join(f"{p.player} ({p.status})" for p in players))
+        print(f"ladder run's exit code after SIGINT: {code}")
+        print(printed.strip().split("\nladder ", 1)[-1] if printed else "")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""The ``ladder`` commands: ``ladder run CONFIG`` plays until stopped; ``ladder add``,
+``retire`` and ``list`` change and read its book of entrants in the store (while it runs or
+not); ``results --ladder`` prints the leaderboard (docs/ladder.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from referee.cli.daemon import raise_fd_limit
+from referee.cli.keys import remote_keys, server_keys
+from referee.cli.logs import configure_cli
+from referee.cli.tournament import failed_text, run_with_signals, serve_live
+from referee.net.keys import encode_key
+from referee.net.private import private_dir
+from referee.net.process import BotCommand
+from referee.tournament.config import ConfigError
+from referee.tournament.games import GameOutcome
+from referee.tournament.ladder import (
+    LadderBook,
+    LadderConfig,
+    LadderError,
+    LadderRun,
+    Pair,
+    fingerprint_command,
+    ladder_board,
+    leaderboard_text,
+    load_ladder,
+    resolve_command,
+)
+from referee.tournament.store import StoreError, is_url, open_store
+
+if TYPE_CHECKING:
+    from referee.live.ladder import LadderSpectating
+
+__all__ = ["run_ladder", "run_ladder_admin"]
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERNAL = 0, 2, 70
+STORE = "tournament.sqlite"
+
+
+def _spectating(
+    args: argparse.Namespace, location: str | Path, config: LadderConfig
+) -> LadderSpectating | None:
+    if args.spectate is None:
+        return None
+    from referee.live import LiveConfig, parse_address
+    from referee.live.ladder import LadderSpectating
+
+    host, port = parse_address(args.spectate)
+    live = LiveConfig(delay=args.spectate_delay, max_spectators=args.spectate_max)
+    return LadderSpectating(host, port, live, lambda: ladder_board(location, config))
+
+
+def _pair_line(run: LadderRun, pair: Pair) -> str:
+    a, b = pair.players
+    got = [run.skills.get(p) for p in (a, b)]
+    shown = ", ".join(
+        f"{p} mu {s.mu:.2f} sigma {s.sigma:.2f}" for p, s in zip((a, b), got, strict=True) if s
+    )
+    return f"pair {pair.deal_id}: {a} vs {b}, {len(pair.results)} game(s); {shown}"
+
+
+async def run_ladder(args: argparse.Namespace) -> int:
+    """``gin-referee ladder run CONFIG``: play until SIGINT/SIGTERM (then exit 0)."""
+    try:
+        config = load_ladder(args.config)
+    except ConfigError as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    out = args.out or config.out or Path("runs") / config.name
+    location: str | Path = out / STORE if args.store is None else args.store
+    try:
+        if args.store is not None and not is_url(args.store):
+            raise ValueError(f"--store must be a postgresql:// URL, not {args.store!r}")
+        configure_cli(args, out)
+        spectating = _spectating(args, location, config)
+        curve = server_keys(args, remote=True)
+    except (ValueError, OSError) as err:
+        print(f"gin-referee: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    raise_fd_limit()
+    key = "no CURVE (--insecure)" if curve is None else f"referee key {curve.public_z85}"
+
+    def ready(endpoint: str) -> None:
+        print(f"ladder {config.name}: serving on {endpoint}; {key}", file=sys.stderr, flush=True)
+
+    async with contextlib.AsyncExitStack() as stack:
+        if not await serve_live(stack, spectating, args.spectate):
+            return EXIT_USAGE
+        live = spectating
+
+        def on_pair(pair: Pair) -> None:
+            print(_pair_line(run, pair), flush=True)
+            if live is not None:
+                live.on_pair(pair)
+
+        def on_game(outcome: GameOutcome) -> None:
+            if live is not None:
+                live.on_game(outcome)
+
+        try:
+            run = LadderRun(
+                config, out, stop=asyncio.Event(), bind=args.bind, curve=curve, on_ready=ready,
+                on_pair=on_pair, on_game=on_game,
+                on_scheduled=None if live is None else live.on_scheduled,
+                observe=None if live is None else live.observe,
+                config_text=args.config.read_text(encoding="utf-8"), store=args.store,
+            )  # fmt: skip
+            await run_with_signals(run, run.stop)
+            print(leaderboard_text(ladder_board(location, config)))
+        except (StoreError, ValueError) as err:
+            print(f"gin-referee: {err}", file=sys.stderr)
+            return EXIT_USAGE
+    if run.failed:
+        print(failed_text(run.failed), file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _add(args: argparse.Namespace, book: LadderBook) -> dict[str, Any]:
+    if args.command_line is not None:
+        BotCommand.parse(args.command_line)  # ValueError names what is wrong
+        command = resolve_command(args.command_line, Path.cwd())
+        program = shlex.split(command)[0]
+        if shutil.which(program) is None and not Path(program).is_file():
+            raise LadderError(f"--command: cannot find the program {program!r}")
+        fingerprint = fingerprint_command(command, Path.cwd())
+        player, new = book.add(args.name, now=time.time(), command=command,
+                               fingerprint=fingerprint)  # fmt: skip
+    else:
+        key = None
+        if args.public_key is not None:
+            key = encode_key(remote_keys([f"{args.name}={args.public_key}"])[args.name])
+        player, new = book.add(args.name, now=time.time(), public_key=key, token=args.token)
+    shown = {**player.lineage(), "new": new}
+    if player.kind == "remote":
+        shown["token"] = player.token  # the organiser hands it to the entrant, with the key
+        shown["public_key"] = player.public_key
+    return shown
+
+
+def _history(book: LadderBook, player: str) -> tuple[list[dict[str, Any]], str]:
+    """A player's rating after each of its pairs, as data and as text."""
+    if player not in {p.player for p in book.players()}:
+        raise LadderError(f"no player {player!r} (a version: NAME.vN; see `ladder list`)")
+    rows = [{"pair": r.deal_id, "opponent": r.opponent, "score": r.score, "mu": round(r.mu, 4),
+             "sigma": round(r.sigma, 4), "at": r.at} for r in book.history(player)]  # fmt: skip
+    lines = [f"{r['pair']:<16} {r['opponent']:<24} {r['score']:>5.2f} {r['mu']:>8.2f}"
+             f" {r['sigma']:>6.2f}" for r in rows]  # fmt: skip
+    return rows, "\n".join(lines) or f"{player} has no rated pair yet"
+
+
+def _check_ladder(location: str | Path, name: str) -> None:
+    """StoreError if the store at ``location`` holds a tournament, not a ladder."""
+    if isinstance(location, Path) and not location.exists():
+        return
+    store = open_store(location, tournament=name or None)
+    try:
+        if store.config() is not None and store.get_meta("ladder") is None:
+            raise StoreError(store.location, "holds a tournament, not a ladder")
+    finally:
+        store.close()
+
+
+def _where(args: argparse.Namespace) -> tuple[str | Path, str]:
+    """The store the admin commands use, and the ladder's name in it (``""`` for a file)."""
+    if args.store is None:
+        if args.dir is None:
+            raise LadderError("give the ladder's directory, or --store URL --ladder NAME")
+        if args.ladder is not None:
+            raise LadderError("--ladder names a ladder in a --store database, not in DIR")
+        return args.dir / STORE, ""
+    if not is_url(args.store):
+        raise LadderError(f"--store must be a postgresql:// URL, not {args.store!r}")
+    if args.dir is not None or not args.ladder:
+        raise LadderError("--store URL takes --ladder NAME (the ladder's name), and no DIR")
+    return args.store, args.ladder
+
+
+def run_ladder_admin(args: argparse.Namespace) -> int:
+    """``gin-referee ladder add|retire|list|history DIR ...`` (or ``--store URL --ladder
+    NAME``)."""
+    try:
+        location, name = _where(args)
+        if isinstance(location, Path) and args.action != "add" and not location.exists():
+            raise LadderError(f"{location}: no ladder store here")
+        if args.action == "add":
+            if args.command_line is None and not args.remote:
+                raise LadderError("give --command CMD (a local entrant) or --remote")
+            if args.command_line is not None and args.remote:
+                raise LadderError("--command and --remote: an entrant is one or the other")
+            if args.dir is not None:
+                private_dir(args.dir)
+        _check_ladder(location, name)
+        with LadderBook.open(location, ladder=name) as book:
+            if args.action == "add":
+                data: Any = _add(args, book)
+                text = (f"{'added' if data['new'] else 'unchanged:'} {data['player']} "
+                        f"({data['kind']}, fingerprint {data['fingerprint']})")  # fmt: skip
+                if data.get("token"):
+                    text += f"\ntoken: {data['token']}"
+            elif args.action == "retire":
+                data = book.retire(args.name, now=time.time()).lineage()
+                text = f"retired {data['player']}"
+            elif args.action == "history":
+                data, text = _history(book, args.player)
+            else:
+                data = {"players": [p.lineage() for p in book.players()],
+                        "log": [dict(zip(("at", "action", "entrant", "player", "detail"), row,
+                                         strict=True)) for row in book.log()]}  # fmt: skip
+                text = (
+                    "\n".join(
+                        f"{p['player']:<24} {p['kind']:<6} {p['status']:<10} {p['fingerprint']}"
+                        for p in data["players"]
+                    )
+                    or "no entrants yet"
+                )
+    except (LadderError, ValueError, OSError, StoreError) as err:
+        print(f"gin-referee: ladder {args.action}: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(data, indent=2) if args.json else text)
+    return EXIT_OK

@@ -1,0 +1,54 @@
+"""Ladders: a competition that never ends (docs/ladder.md).
+
+Entrants come and go while it runs (:mod:`.book`), the referee chooses who plays whom
+(:mod:`.matchmaker`), every duplicate pair updates Gaussian skill ratings (:mod:`.skill`), and
+the leaderboard (:mod:`.board`) is always current. :class:`LadderRun` plays it, on a
+tournament's store and machinery. Modules, lowest first: config, skill, matchmaker and book;
+board; run.
+"""
+
+from referee.tournament.ladder.board import ladder_board, leaderboard, leaderboard_text
+from referee.tournament.ladder.book import (
+    LadderBook,
+    LadderError,
+    Player,
+    RatingRow,
+    fingerprint_command,
+    resolve_command,
+)
+from referee.tournament.ladder.config import (
+    LadderConfig,
+    MatchmakingParams,
+    RatingParams,
+    load_ladder,
+    parse_ladder,
+)
+from referee.tournament.ladder.matchmaker import Candidate, choose_pair, match_quality
+from referee.tournament.ladder.run import LadderRun, Pair
+from referee.tournament.ladder.skill import Skill, SkillModel, pair_score, unplayed
+
+__all__ = [
+    "Candidate",
+    "LadderBook",
+    "LadderConfig",
+    "LadderError",
+    "LadderRun",
+    "MatchmakingParams",
+    "Pair",
+    "Player",
+    "RatingParams",
+    "RatingRow",
+    "Skill",
+    "SkillModel",
+    "choose_pair",
+    "fingerprint_command",
+    "ladder_board",
+    "leaderboard",
+    "leaderboard_text",
+    "load_ladder",
+    "match_quality",
+    "pair_score",
+    "parse_ladder",
+    "resolve_command",
+    "unplayed",
+]
