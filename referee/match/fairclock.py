@@ -43,11 +43,11 @@ start only while the seat is *watched*: for :data:`WATCH_TURNS` turns after one 
 was over :data:`SLOW` of its budget or whose deadline was checked. At the deadline the
 counters are read, and if the time charged so far is under the budget the deadline is moved
 by what is left (at least :data:`MIN_STEP` of the budget), never beyond :data:`CEILING` times
-the budget in wall time: a bot that waits that long for a CPU times out, with the figures in
-its fault's detail. A reply is measured when its turn was sampled or took over :data:`SLOW` of
-the budget; one measured over its budget, in wall time and in time charged, is a timeout even
-if it came before the next check. The start-up limit follows the same rule
-(:func:`wait_for_hellos`).
+the budget in wall time (and never short of :data:`CEILING_FLOOR`): a bot that waits that
+long for a CPU times out, with the figures in its fault's detail. A reply is measured when
+its turn was sampled or took over :data:`SLOW` of the budget; one measured over its budget,
+in wall time and in time charged, is a timeout even if it came before the next check. The
+start-up limit follows the same rule (:func:`wait_for_hellos`).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CEILING",
+    "CEILING_FLOOR",
     "MIN_STEP",
     "SLOW",
     "WATCH_TURNS",
@@ -78,6 +79,9 @@ __all__ = [
 
 CEILING = 10.0
 """The wall time a turn may last, as a multiple of its budget, however much is excused."""
+CEILING_FLOOR = 1.0
+"""...but at least this many seconds: at 20 ms, ten budgets (200 ms) is less than the loop lag
+of a loaded machine, and turns whose waiting was all excused timed out at the ceiling."""
 MIN_STEP = 0.1
 """The smallest move of a deadline, as a fraction of the budget (bounds the re-reads)."""
 SLOW = 0.125
@@ -225,7 +229,7 @@ class FairClock:
         check (None: the bot is out of time) and the measure it is based on."""
         charge = self.measure(wall)
         self._watch = WATCH_TURNS
-        ceiling = CEILING * budget
+        ceiling = max(CEILING * budget, CEILING_FLOOR)
         if charge.charged >= budget or wall >= ceiling:
             return None, charge
         return min(max(budget - charge.charged, MIN_STEP * budget), ceiling - wall), charge
