@@ -376,8 +376,8 @@ class LiveHub:
             match = self._add(match_id, event)
         if match is None:
             return
-        if kind == "seats":
-            match.meta["names"] = [str(n) for n in event["names"]]
+        if kind == "seats":  # the bots' own names: a detail (the organiser's name the name)
+            match.meta["self_names"] = [str(n) for n in event["names"]][:2]
         elif kind == "deal":
             game = int(event["game"])
             clocks = match.clocks.setdefault(game, Clocks(match.meta.get("time_control")))
@@ -424,6 +424,7 @@ class LiveHub:
         meta = {
             "match_id": match_id,
             "names": [str(n) for n in header.get("seats", ["seat 0", "seat 1"])],
+            "self_names": None,
             "rules": header["rules"],
             "time_control": header.get("time_control"),
             "policy": header.get("policy"),

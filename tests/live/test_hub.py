@@ -223,3 +223,31 @@ async def test_steps_are_sent_without_the_pile_the_page_can_derive(tmp_path: Pat
     expected = {h["id"]: piles(h["steps"]) for h in match_data(record)["hands"]}
     assert {hand_id: piles(steps) for hand_id, steps in hands.items()} == expected
     assert sent < 0.95 * unpacked  # each step carried the whole pile
+
+
+@pytest.mark.asyncio
+async def test_the_stream_names_the_bots_as_the_organiser_did(faulty_record: Path) -> None:
+    events = events_of(faulty_record)
+    given = events[0]["seats"]  # the header's: the names the referee was given
+    own = next(e["names"] for e in events if e["type"] == "seats")  # the bots' hello names
+    assert given != own
+    hub = LiveHub(LiveConfig(delay=0.0))
+    queue, _ = hub.subscribe()
+    observe = hub.observer("m1")
+    for event in events:
+        observe(event)
+    metas = [e.data["data"] for e in await drain(hub, queue) if e.kind == "match"]
+    assert [m["names"] for m in metas if "names" in m] == [given]
+    assert [m["self_names"] for m in metas if "self_names" in m] == [None, own]
+    faults = [f for m in metas for f in m.get("faults", [])]
+    assert faults and {f["name"] for f in faults} <= set(given)
+    _, first = hub.subscribe()  # a new spectator gets the same
+    state = [e.data["data"] for e in parsed(first) if e.kind == "match"]
+    assert state[0]["names"] == given and state[0]["self_names"] == own
+
+
+def parsed(data: bytes) -> list[Event]:
+    """The events in ``data``."""
+    reader = Spectator("")
+    reader._parse(data, 0.0)
+    return reader.events

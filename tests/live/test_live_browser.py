@@ -119,8 +119,10 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
         value="(() => { const text = (sel) => document.querySelector(sel).innerText;"
         f" const cards = (sel) => {cards};"
         " return { status: text('#live-status'), title: text('#title'),"
-        " game: text('#games .live-game.playing'), seat0: cards('#seat-0 .hand'),"
-        " seat1: cards('#seat-1 .hand'), pile: cards('#pile'), head: text('#hand-title'),"
+        " game: text('#games .live-game.playing'),"
+        " aka: document.querySelector('#games .live-game.playing').title,"
+        " seat0: cards('#seat-0 .hand'), seat1: cards('#seat-1 .hand'), pile: cards('#pile'),"
+        " head: text('#hand-title'),"
         " stock: text('#stock'), note: text('#live-note'), standings: text('#standings h2'),"
         " bots: [...document.querySelectorAll('#standings tr')].slice(1)"
         ".map(r => [...r.cells].map(c => c.innerText)) }; })()",
@@ -130,7 +132,10 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
     assert snap["standings"] == "Standings · 0 of 2 games played"
     assert sorted(row[1:4] for row in snap["bots"]) == [["ponder", "0", "0-0-0"],
                                                         ["random", "0", "0-0-0"]]  # fmt: skip
-    assert snap["title"] == "ponder vs random-bot"
+    # The organiser's names everywhere; what a bot calls itself is a detail (a tooltip).
+    assert snap["title"] == "ponder vs random"
+    assert snap["game"].startswith("ponder vs random")
+    assert snap["aka"] == "random calls itself random-bot"
     assert re.search(r"playing · game 1, hand \d+$", snap["game"]), snap["game"]
     # A hand in play: both hands face down, the discard pile and the stock public.
     for seat in ("seat0", "seat1"):

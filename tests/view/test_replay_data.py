@@ -24,7 +24,9 @@ pytestmark = pytest.mark.timeout(120)
 def test_every_step_holds_the_52_cards_and_the_decisions_match_the_record(record: Path) -> None:
     data = match_data(record)
     hand_lines = [rec for _, rec in read_record_lines(record) if rec["type"] == "hand"]
-    assert data["names"] == ["greedy-bot", "random-bot"]
+    # The organiser's names (here the command line's), the bots' own names as a detail.
+    assert data["names"] == ["greedy_bot", "random_bot"]
+    assert data["self_names"] == ["greedy-bot", "random-bot"]
     assert len(data["hands"]) == len(hand_lines) > 2
     for hand, line in zip(data["hands"], hand_lines, strict=True):
         assert len(hand["steps"]) == len(line["actions"]) + 1

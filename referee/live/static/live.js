@@ -102,7 +102,7 @@
     const playing = list.filter((d) => d.status !== "over"), over = list.filter((d) => d.status === "over");
     if (!shown || !games.has(shown)) shown = (playing[0] || over[over.length - 1] || {}).match_id || null;
     const button = (d) => h("button", { type: "button", class: "live-game " + (d.status === "over" ? "over" : "playing") + (d.match_id === shown ? " current" : ""),
-      "data-id": d.match_id, "aria-pressed": d.match_id === shown ? "true" : "false", onclick: () => { shown = d.match_id; render(true); } },
+      "data-id": d.match_id, "aria-pressed": d.match_id === shown ? "true" : "false", title: global.GinViewer.aka(d).join("; ") || null, onclick: () => { shown = d.match_id; render(true); } },
       h("span", { class: "lg-names" }, `${d.names[0]} vs ${d.names[1]}`),
       h("span", { class: "lg-state" }, `${d.status === "over" ? "over" : "playing"} \u00b7 ${label(d)}`));
     el("games").replaceChildren(
