@@ -4,11 +4,22 @@ A :class:`LiveHub` is fed by each match's :data:`referee.match.Observer` (:meth:
 and by the tournament (:meth:`set_standings`, :meth:`seal`/:meth:`unseal`); it turns that into
 events for the page, each encoded once and kept, so a spectator who connects gets the current
 state as a run of ready bytes (nothing is encoded per spectator but a ``config`` event with
-the card delay):
+the card delay). Every spectator is sent the light events:
 
-- ``match``: a game's header data (names, rules, time control), its public faults (seat, kind,
-  where; the detail once the game's cards are shown), game and match results: the first time
-  in full, then only the keys that changed (a new spectator gets it in full);
+- ``match``: a game's header data (names, rules, time control), its progress (``at``: the game
+  and hand in play, at most every ``flush_seconds``), its public faults (seat, kind, where; the
+  detail once the game's cards are shown), game and match results: the first time in full, then
+  only the keys that changed (a new spectator gets it in full);
+- ``standings``: the tournament's standings (the fields of ``gin-referee results --format
+  json`` the page shows), at most every ``standings_seconds``;
+- ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept);
+- ``over``: the tournament has ended (``complete``: every game was played) and the stream ends;
+  the page stops reconnecting.
+
+A spectator watching a game (:meth:`subscribe` with ``game``: the one its page shows) is also
+sent that game's hands, and no other's (a hand in full is 5 to 25 KB: sent to every spectator,
+it was most of the stream):
+
 - ``hand``: one hand in the replay page's form (:mod:`referee.view.replay_data`), masked while
   its cards are withheld (:class:`~referee.live.public.PublicHand`), complete once released;
 - ``steps``: the steps of a masked hand in play since the last (``from``: the index of the
@@ -16,12 +27,7 @@ the card delay):
   removed: :func:`~referee.live.public.packed`), sent at most every ``flush_seconds``: each
   spectator's stream wakes ten times a second at most, however fast the bots play;
 - ``end``: a masked hand is over: its public result and the scores after it (its steps were
-  sent already);
-- ``standings``: the tournament's standings (the fields of ``gin-referee results --format
-  json`` the page shows), at most every ``standings_seconds``;
-- ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept);
-- ``over``: the tournament has ended (``complete``: every game was played) and the stream ends;
-  the page stops reconnecting.
+  sent already).
 
 **What is withheld** (docs/security.md): a hand's cards are released ``delay`` seconds after the
 hand ends, and not before its deal is unsealed: a tournament seals every deal that a game still
@@ -42,13 +48,13 @@ import asyncio
 import copy
 import json
 import logging
-from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from referee.live.public import PublicHand, packed
+from referee.live.stream import LiveConfig, Spectator, TooManySpectators, sse
 from referee.match import Observer
 from referee.rules import RuleSet
 from referee.view.replay_data import Clocks, recorded_hand
@@ -61,102 +67,6 @@ _END_KEYS = ("winner", "reason", "interrupted", "games_played", "games_won", "po
 _STANDINGS_KEYS = ("games_done", "games_total")
 _BOT_KEYS = ("name", "games", "wins", "draws", "losses", "score", "rating", "rating_low",
              "rating_high", "faults")  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LiveConfig:
-    """The spectator server's limits and its card delay."""
-
-    delay: float = 10.0
-    """Seconds after a hand ends before its cards are shown (also the game's fault details)."""
-    max_spectators: int = 64
-    """Concurrent event streams; more are refused with 503."""
-    queue_bytes: int = 1 << 20
-    """Unsent bytes a spectator may fall behind by before it is dropped."""
-    keep_finished: int = 12
-    """Finished games kept on the page (older ones are dropped from it)."""
-    flush_seconds: float = 0.1
-    """Decisions are sent in batches at most this often (a fast bot makes hundreds a second)."""
-    standings_seconds: float = 1.0
-    """Standings are sent at most this often (a table changing faster cannot be read)."""
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.delay < 1e6:
-            raise ValueError(f"the spectator delay must be 0 or more seconds, got {self.delay}")
-        if self.max_spectators < 1:
-            raise ValueError(f"max spectators must be 1 or more, got {self.max_spectators}")
-        if self.queue_bytes < 1024 or self.keep_finished < 0:
-            raise ValueError("queue_bytes must be at least 1024 and keep_finished 0 or more")
-
-
-def sse(kind: str, payload: Any) -> bytes:
-    """One server-sent event (JSON has no raw newline, so one ``data`` line)."""
-    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return f"event: {kind}\ndata: {text}\n\n".encode()
-
-
-class TooManySpectators(Exception):
-    """The spectator cap is reached."""
-
-
-class Spectator:
-    """One event stream's queue of unsent bytes."""
-
-    def __init__(self, limit: int) -> None:
-        self._chunks: deque[bytes] = deque()
-        self._size = 0
-        self._limit = limit
-        self._wake = asyncio.Event()
-        self.dropped = False
-        """Set when it fell too far behind: its stream must end."""
-        self.behind = 0
-        """The bytes it was behind when dropped."""
-        self.ending = False
-        """Set when the hub closed: the stream ends after what is queued."""
-
-    def push(self, data: bytes) -> bool:
-        """Queue ``data``; False (and dropped) if that would exceed the limit."""
-        if self.dropped:
-            return False
-        if self._size + len(data) > self._limit:
-            self.behind = self._size + len(data)
-            self.drop()
-            return False
-        self._chunks.append(data)
-        self._size += len(data)
-        self._wake.set()
-        return True
-
-    def drop(self) -> None:
-        """End the stream: free the queue and wake the writer."""
-        self.dropped = True
-        self._chunks.clear()
-        self._size = 0
-        self._wake.set()
-
-    def end(self) -> None:
-        """End the stream once what is queued has been taken (the hub closes)."""
-        self.ending = True
-        self._wake.set()
-
-    async def take(self, idle: float) -> bytes | None:
-        """Everything queued, as one chunk (empty after ``idle`` seconds with nothing new);
-        None once dropped, or once ended and empty."""
-        if self.ending and not self._chunks:
-            return None
-        if not self._chunks and not self.dropped:
-            self._wake.clear()
-            try:
-                async with asyncio.timeout(idle):
-                    await self._wake.wait()
-            except TimeoutError:
-                return b""
-        if self.dropped or (self.ending and not self._chunks):
-            return None
-        data = b"".join(self._chunks)
-        self._chunks.clear()
-        self._size = 0
-        return data
 
 
 @dataclass(slots=True)
@@ -215,39 +125,53 @@ class LiveHub:
 
     # ------------------------------------------------------------ spectators
 
-    def subscribe(self) -> tuple[Spectator, bytes]:
-        """A new stream and the current state to send first; :class:`TooManySpectators` at
-        the cap."""
+    def subscribe(self, game: str | None = None) -> tuple[Spectator, bytes]:
+        """A new stream (watching ``game``: see the module) and the current state to send
+        first; :class:`TooManySpectators` at the cap."""
         if self.closed or len(self.spectators) >= self.config.max_spectators:
             raise TooManySpectators()
-        self.flush()
-        spectator = Spectator(self.config.queue_bytes)
+        spectator = Spectator(self.config.queue_bytes, game)
+        state = self.state(game)
         self.spectators.add(spectator)
         self.peak = max(self.peak, len(self.spectators))
+        return spectator, state
+
+    def state(self, game: str | None = None) -> bytes:
+        """The current state as events, as a new spectator watching ``game`` gets it first."""
+        self.flush()
         parts = [sse("config", {"delay": self.config.delay}), self.standings]
         for match in self.matches.values():
             if not match.meta_bytes:
                 match.meta_bytes = sse("match", {"id": match.id, "data": match.meta})
             parts.append(match.meta_bytes)
-            for hand, data in match.hands.items():
+            for hand, data in match.hands.items() if match.id == game else ():
                 parts.append(data)
                 parts.extend(match.steps.get(hand, ()))
         parts.append(self.over)
-        return spectator, b"".join(parts)
+        return b"".join(parts)
+
+    def shown(self) -> str | None:
+        """The game the page shows first: the first in play, else the last finished."""
+        playing = [m.id for m in self.matches.values() if not m.over]
+        return playing[0] if playing else next(reversed(self.matches), None)
 
     def unsubscribe(self, spectator: Spectator) -> None:
         """Forget a stream (its writer ended)."""
         self.spectators.discard(spectator)
 
     def flush(self) -> None:
-        """Publish the steps played since the last flush: one ``steps`` event per hand."""
+        """Publish the steps played since the last flush, one ``steps`` event per hand, and
+        the games' progress (``at``)."""
         if self._flusher is not None:
             self._flusher.cancel()
             self._flusher = None
         pending, self._pending = self._pending, {}
         for match in pending.values():
+            if match.broken or self.matches.get(match.id) is not match:
+                continue
+            self._meta(match, flushed=True)
             playing = match.playing
-            if playing is None or match.broken or self.matches.get(match.id) is not match:
+            if playing is None:
                 continue
             steps = playing.data["steps"]
             start = match.sent.get(playing.id, 0)
@@ -255,16 +179,28 @@ class LiveHub:
                 new = [packed(steps[i - 1], steps[i]) for i in range(max(start, 1), len(steps))]
                 payload = {"id": match.id, "hand": playing.id, "from": start,
                            "steps": steps[:1] + new if start == 0 else new}  # fmt: skip
-                match.steps[playing.id].append(self._send("steps", payload))
+                match.steps[playing.id].append(self._send("steps", payload, match.id))
                 match.sent[playing.id] = len(steps)
 
-    def _publish(self, kind: str, payload: Any) -> bytes:
-        self.flush()  # steps first: the spectators see every change in order
-        return self._send(kind, payload)
+    def _later(self, match: _Match) -> None:
+        """Publish ``match``'s new steps and progress at the next flush."""
+        self._pending[match.id] = match
+        if self._flusher is None:
+            self._flusher = asyncio.get_running_loop().call_later(
+                self.config.flush_seconds, self.flush
+            )
 
-    def _send(self, kind: str, payload: Any) -> bytes:
+    def _publish(self, kind: str, payload: Any, game: str | None = None) -> bytes:
+        self.flush()  # steps first: the spectators see every change in order
+        return self._send(kind, payload, game)
+
+    def _send(self, kind: str, payload: Any, game: str | None = None) -> bytes:
+        """Encode an event once and queue it for every spectator (only for those watching
+        ``game``, if given)."""
         data = sse(kind, payload)
         for spectator in list(self.spectators):
+            if game is not None and spectator.game != game:
+                continue
             if not spectator.push(data):
                 self.dropped += 1
                 self.spectators.discard(spectator)
@@ -384,17 +320,15 @@ class LiveHub:
             match.playing = PublicHand(event, clocks)
             match.start_clocks[match.playing.id] = copy.deepcopy(clocks)
             self._hand(match, match.playing.data)
+            match.meta["at"] = {"game": game, "hand": match.playing.hand}
+            self._later(match)  # a human sees at most ten changes a second
             return
         elif kind == "action":
             playing = match.playing
             if playing is None or (playing.game, playing.hand) != (event["game"], event["hand"]):
                 raise ValueError(f"an action outside the hand in play: {event}")
             playing.play(event)
-            self._pending[match.id] = match
-            if self._flusher is None:
-                self._flusher = asyncio.get_running_loop().call_later(
-                    self.config.flush_seconds, self.flush
-                )
+            self._later(match)
             return
         elif kind == "hand":
             self._hand_over(match, event)
@@ -434,13 +368,15 @@ class LiveHub:
             "match_end": None,
             "complete": None,
             "status": "playing",
+            "at": None,
         }
         match = _Match(match_id, meta, rules, header.get("deal_id"))
         self.matches[match_id] = match
         return match
 
-    def _meta(self, match: _Match) -> None:
-        """Publish the keys of a game's header data that changed since last sent."""
+    def _meta(self, match: _Match, *, flushed: bool = False) -> None:
+        """Publish the keys of a game's header data that changed since last sent (``flushed``:
+        called by :meth:`flush`)."""
         changed: dict[str, Any] = {}
         for key, value in match.meta.items():
             text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
@@ -449,10 +385,14 @@ class LiveHub:
                 changed[key] = value
         if changed:
             match.meta_bytes = b""
-            self._publish("match", {"id": match.id, "data": changed})
+            payload = {"id": match.id, "data": changed}
+            if flushed:
+                self._send("match", payload)
+            else:
+                self._publish("match", payload)
 
     def _hand(self, match: _Match, hand: dict[str, Any]) -> None:
-        match.hands[hand["id"]] = self._publish("hand", {"id": match.id, "hand": hand})
+        match.hands[hand["id"]] = self._publish("hand", {"id": match.id, "hand": hand}, match.id)
         match.steps[hand["id"]] = []
         match.sent[hand["id"]] = len(hand["steps"])
 
@@ -465,7 +405,7 @@ class LiveHub:
         data = playing.end(rec["result"])
         end = {"id": match.id, "hand": playing.id, "used_ms": data["used_ms"],
                "result": data["result"], "scores_after": data["scores_after"]}  # fmt: skip
-        match.steps[playing.id].append(self._publish("end", end))
+        match.steps[playing.id].append(self._publish("end", end, match.id))
         self._withhold(match, playing.id, rec)
 
     def _withhold(self, match: _Match, key: str, rec: dict[str, Any]) -> None:

@@ -7,6 +7,10 @@ is refused with 503; a stream whose spectator falls behind is ended by the hub; 
 cannot complete within ``write_timeout`` ends the stream too, so a client that stops reading
 costs a bounded buffer and never blocks anything else. Handlers do no work per event: the hub
 encodes each event once.
+
+``GET /events?game=ID`` watches a game: its hands and decisions are sent too (the page asks for
+the game it shows). ``GET /snapshot[?game=ID]`` is the page at that moment with no stream
+(:mod:`referee.live.snapshot`): it finishes loading, so a headless browser's screenshot returns.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from importlib import resources
 from aiohttp import web
 
 from referee.live.hub import LiveHub, TooManySpectators
+from referee.live.snapshot import snapshot_data, watched
 from referee.view.page import asset, page
 
 __all__ = ["LiveServer", "live_page", "parse_address"]
@@ -41,13 +46,14 @@ def _live_asset(name: str) -> str:
     return resources.files("referee.live").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def live_page() -> tuple[bytes, str]:
-    """The page's bytes and its Content-Security-Policy (the inline scripts by hash)."""
+def live_page(data: str = "") -> tuple[bytes, str]:
+    """The page's bytes and its Content-Security-Policy (the inline scripts by hash); ``data``
+    (a snapshot's data element) goes at the end of its body."""
     scripts = [asset("viewer.js"), _live_asset("live.js")]
     text = page(
         title="gin-referee live",
         styles=[asset("viewer.css"), _live_asset("live.css")],
-        body=_BODY,
+        body=_BODY + data,
         scripts=scripts,
     )
     hashes = " ".join(
@@ -100,6 +106,7 @@ class LiveServer:
     async def start(self) -> str:
         """Bind and serve; returns the page's URL."""
         app = web.Application(client_max_size=1024)
+        app.router.add_get("/snapshot", self._snapshot)
         app.router.add_get("/", self._index)
         app.router.add_get("/events", self._events)
         runner = web.AppRunner(
@@ -143,7 +150,7 @@ class LiveServer:
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         try:
-            spectator, first = self.hub.subscribe()
+            spectator, first = self.hub.subscribe(watched(request.query.get("game")))
         except TooManySpectators:
             return web.Response(
                 status=503,
@@ -176,3 +183,9 @@ class LiveServer:
         if stalled and request.transport is not None:
             request.transport.abort()
         return response
+
+    async def _snapshot(self, request: web.Request) -> web.Response:
+        page, _ = live_page(snapshot_data(self.hub, request.query.get("game")))
+        return web.Response(
+            body=page, content_type="text/html", charset="utf-8", headers=self._headers()
+        )
