@@ -50,13 +50,12 @@ import json
 import logging
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
+from referee.live.game import LiveGame
 from referee.live.public import PublicHand, packed
 from referee.live.stream import LiveConfig, Spectator, TooManySpectators, sse
 from referee.match import Observer
-from referee.rules import RuleSet
 from referee.view.replay_data import Clocks, recorded_hand
 
 __all__ = ["LiveConfig", "LiveHub", "Spectator", "TooManySpectators", "sse"]
@@ -69,40 +68,12 @@ _BOT_KEYS = ("name", "games", "wins", "draws", "losses", "score", "rating", "rat
              "rating_high", "faults")  # fmt: skip
 
 
-@dataclass(slots=True)
-class _Match:
-    """One game on the page: its events as encoded bytes, and what is still withheld."""
-
-    id: str
-    meta: dict[str, Any]
-    rules: RuleSet | None = None
-    deal_id: str | None = None
-    meta_bytes: bytes = b""
-    """The full ``match`` event for a new spectator (encoded when first needed)."""
-    meta_sent: dict[str, str] = field(default_factory=dict)
-    """Each meta key's JSON as last sent (a ``match`` event carries the keys that changed)."""
-    hands: dict[str, bytes] = field(default_factory=dict)
-    steps: dict[str, list[bytes]] = field(default_factory=dict)
-    """Hand id -> the ``steps`` events sent since its ``hand`` event."""
-    sent: dict[str, int] = field(default_factory=dict)
-    """Hand id -> how many of its steps the spectators have."""
-    playing: PublicHand | None = None
-    clocks: dict[int, Clocks] = field(default_factory=dict)
-    start_clocks: dict[str, Clocks] = field(default_factory=dict)
-    withheld: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Hand id (or ``match`` for the fault details) -> what to release, with ``due`` set once
-    its delay has passed."""
-    details: list[str] = field(default_factory=list)
-    over: bool = False
-    broken: bool = False
-
-
 class LiveHub:
     """Games in progress and the spectators' streams (see the module's docstring)."""
 
     def __init__(self, config: LiveConfig | None = None) -> None:
         self.config = config or LiveConfig()
-        self.matches: dict[str, _Match] = {}
+        self.matches: dict[str, LiveGame] = {}
         self.spectators: set[Spectator] = set()
         self.sealed: set[str] = set()
         self.standings = b""
@@ -116,7 +87,7 @@ class LiveHub:
         self.peak = 0
         """Most spectators at once."""
         self._timers: set[asyncio.TimerHandle] = set()
-        self._pending: dict[str, _Match] = {}
+        self._pending: dict[str, LiveGame] = {}
         """Games with steps played since the last flush."""
         self._flusher: asyncio.TimerHandle | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-release")
@@ -182,7 +153,7 @@ class LiveHub:
                 match.steps[playing.id].append(self._send("steps", payload, match.id))
                 match.sent[playing.id] = len(steps)
 
-    def _later(self, match: _Match) -> None:
+    def _later(self, match: LiveGame) -> None:
         """Publish ``match``'s new steps and progress at the next flush."""
         self._pending[match.id] = match
         if self._flusher is None:
@@ -306,7 +277,7 @@ class LiveHub:
 
         return observe
 
-    def _event(self, match_id: str, match: _Match | None, event: dict[str, Any]) -> None:
+    def _event(self, match_id: str, match: LiveGame | None, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "header":
             match = self._add(match_id, event)
@@ -353,28 +324,12 @@ class LiveHub:
         if kind == "match_end":
             self._trim()
 
-    def _add(self, match_id: str, header: dict[str, Any]) -> _Match:
-        rules = RuleSet.from_dict(header["rules"])
-        meta = {
-            "match_id": match_id,
-            "names": [str(n) for n in header.get("seats", ["seat 0", "seat 1"])],
-            "self_names": None,
-            "rules": header["rules"],
-            "time_control": header.get("time_control"),
-            "policy": header.get("policy"),
-            "games_planned": header.get("games"),
-            "faults": [],
-            "games": [],
-            "match_end": None,
-            "complete": None,
-            "status": "playing",
-            "at": None,
-        }
-        match = _Match(match_id, meta, rules, header.get("deal_id"))
+    def _add(self, match_id: str, header: dict[str, Any]) -> LiveGame:
+        match = LiveGame.from_header(match_id, header)
         self.matches[match_id] = match
         return match
 
-    def _meta(self, match: _Match, *, flushed: bool = False) -> None:
+    def _meta(self, match: LiveGame, *, flushed: bool = False) -> None:
         """Publish the keys of a game's header data that changed since last sent (``flushed``:
         called by :meth:`flush`)."""
         changed: dict[str, Any] = {}
@@ -391,12 +346,12 @@ class LiveHub:
             else:
                 self._publish("match", payload)
 
-    def _hand(self, match: _Match, hand: dict[str, Any]) -> None:
+    def _hand(self, match: LiveGame, hand: dict[str, Any]) -> None:
         match.hands[hand["id"]] = self._publish("hand", {"id": match.id, "hand": hand}, match.id)
         match.steps[hand["id"]] = []
         match.sent[hand["id"]] = len(hand["steps"])
 
-    def _hand_over(self, match: _Match, rec: dict[str, Any]) -> None:
+    def _hand_over(self, match: LiveGame, rec: dict[str, Any]) -> None:
         playing = match.playing
         if playing is None or (playing.game, playing.hand) != (rec["game"], rec["hand"]):
             raise ValueError(f"a hand line for a hand not in play: {rec['game']}/{rec['hand']}")
@@ -408,7 +363,7 @@ class LiveHub:
         match.steps[playing.id].append(self._publish("end", end, match.id))
         self._withhold(match, playing.id, rec)
 
-    def _withhold(self, match: _Match, key: str, rec: dict[str, Any]) -> None:
+    def _withhold(self, match: LiveGame, key: str, rec: dict[str, Any]) -> None:
         match.withheld[key] = {"due": False, "rec": rec}
         loop = asyncio.get_running_loop()
         timer: asyncio.TimerHandle
@@ -425,7 +380,7 @@ class LiveHub:
         timer = loop.call_later(self.config.delay, due)
         self._timers.add(timer)
 
-    def _release(self, match: _Match, key: str) -> None:
+    def _release(self, match: LiveGame, key: str) -> None:
         item = match.withheld.pop(key)
         if key == "match":
             for fault, detail in zip(match.meta["faults"], match.details, strict=True):
