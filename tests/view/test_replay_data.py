@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.match.record import RecordError, read_record_lines
+from referee.match.record import RecordError, read_record_lines, replay_record
 from referee.match.record_gzip import compress_record
 from referee.rules import DECK
 from referee.view.page import embed_json
@@ -184,3 +184,12 @@ def test_the_rating_plot_draws_what_exists() -> None:
         "+inf",
         "-inf",
     ]
+
+
+def test_replay_names_the_seats_as_the_organiser_did(record: Path) -> None:
+    lines = replay_record(record).lines
+    assert "greedy_bot calls itself greedy-bot" in lines
+    assert "random_bot calls itself random-bot" in lines
+    hands = [line for line in lines if line.startswith("game 0 hand 0:")]
+    assert hands and "greedy_bot: " in hands[0] and "random_bot: " in hands[0]
+    assert not any("greedy-bot:" in line or "(random-bot)" in line for line in lines)
