@@ -25,6 +25,7 @@ from aiohttp import web
 
 from referee.live.hub import LiveHub, TooManySpectators
 from referee.live.snapshot import snapshot_data, watched
+from referee.live.stream import Gzip, accepts_gzip
 from referee.view.page import asset, page
 
 __all__ = ["LiveServer", "live_page", "parse_address"]
@@ -157,22 +158,29 @@ class LiveServer:
                 text=f"too many spectators (at most {self.hub.config.max_spectators})\n",
                 headers={"Retry-After": "30"},
             )
-        response = web.StreamResponse(
-            headers={**self._headers(), "Content-Type": "text/event-stream; charset=utf-8"}
-        )
+        headers = {**self._headers(), "Content-Type": "text/event-stream; charset=utf-8"}
+        gzip = Gzip() if accepts_gzip(request.headers.get("Accept-Encoding", "")) else None
+        if gzip is not None:
+            headers.update({"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
+        response = web.StreamResponse(headers=headers)
         stalled = True
         try:
             async with asyncio.timeout(self.write_timeout):
                 await response.prepare(request)
-                await response.write(b"retry: 3000\n\n" + first)
-            del first
+                data = b"retry: 3000\n\n" + first
+                await response.write(gzip(data) if gzip else data)
+            del first, data
             while True:
                 chunk = await spectator.take(PING_SECONDS)
                 if chunk is None:
                     stalled = not self.hub.closed  # dropped for falling behind, or shutdown
                     break
+                chunk = chunk or b": ping\n\n"
                 async with asyncio.timeout(self.write_timeout):
-                    await response.write(chunk or b": ping\n\n")
+                    await response.write(gzip(chunk) if gzip else chunk)
+            if gzip is not None and not stalled:
+                async with asyncio.timeout(self.write_timeout):
+                    await response.write(gzip.end())
         except (TimeoutError, ConnectionError):
             pass  # a spectator that stopped reading or went away
         finally:

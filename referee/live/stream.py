@@ -5,17 +5,37 @@ live page (:class:`LiveConfig`).
 A spectator may watch one game (``GET /events?game=ID``): it is sent that game's hands and
 decisions, and every spectator is sent the light events (each game's header data and progress,
 the standings); see :mod:`referee.live.hub`.
+
+A stream is compressed (:class:`Gzip`) when the client accepts it, as every browser does: a
+compressor per spectator, flushed at every write, whose window of the last 32 KB sent makes
+what repeats (a step's keys, a hand's cards at every step) cost little.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
+import zlib
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LiveConfig", "Spectator", "TooManySpectators", "sse"]
+__all__ = [
+    "GZIP_LEVEL",
+    "Gzip",
+    "LiveConfig",
+    "Spectator",
+    "TooManySpectators",
+    "accepts_gzip",
+    "sse",
+]
+
+GZIP_LEVEL = 1
+"""zlib's fastest level: the stream of two instant bots at card delay 0 shrinks 8.7 times (level
+6 would make it 14.5 times, for 2.6 times the CPU, and the compression runs on the referee's
+loop once per spectator)."""
+_GZIP = re.compile(r"(?:^|,)\s*gzip\s*(?:;\s*q\s*=\s*([0-9.]+))?\s*(?:,|$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,3 +134,30 @@ class Spectator:
         self._chunks.clear()
         self._size = 0
         return data
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an ``Accept-Encoding`` header accepts gzip (named, and not with ``q=0``)."""
+    found = _GZIP.search(accept_encoding)
+    if found is None:
+        return False
+    try:
+        return found.group(1) is None or float(found.group(1)) > 0
+    except ValueError:
+        return False
+
+
+class Gzip:
+    """One stream's gzip compressor (``Content-Encoding: gzip``): each write is flushed, so
+    the page gets every event at once."""
+
+    def __init__(self) -> None:
+        self._zlib = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+
+    def __call__(self, data: bytes) -> bytes:
+        """``data`` compressed, up to its last byte."""
+        return self._zlib.compress(data) + self._zlib.flush(zlib.Z_SYNC_FLUSH)
+
+    def end(self) -> bytes:
+        """The end of the compressed stream (its checksum and length)."""
+        return self._zlib.flush(zlib.Z_FINISH)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import socket
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -112,6 +113,34 @@ async def test_a_spectator_that_stops_reading_is_dropped_and_its_stream_closed(
             assert fresh.events[1].data == big
     finally:
         sock.close()
+        await server.close()
+
+
+@pytest.mark.asyncio
+async def test_a_stream_is_gzipped_for_a_client_that_accepts_it() -> None:
+    hub = LiveHub(LiveConfig())
+    rows = [{"name": f"bot{i}", "games": i, "wins": i, "draws": 0, "losses": 0, "score": 0.5,
+             "rating": 0.0, "rating_low": -1.0, "rating_high": 1.0, "faults": 0}
+            for i in range(200)]  # fmt: skip
+    hub.set_standings({**STANDINGS, "bots": rows})
+    server = LiveServer(hub)
+    url = await server.start()
+    try:
+        async with aiohttp.ClientSession(auto_decompress=False) as session:
+            plain = await session.get(url + "events", headers={"Accept-Encoding": "identity"})
+            zipped = await session.get(url + "events", headers={"Accept-Encoding": "br, gzip"})
+            refused = await session.get(url + "events", headers={"Accept-Encoding": "gzip;q=0"})
+            hub.finish(complete=True)
+            await server.close()  # the streams end: the compressed one with its checksum
+            bodies = [await r.read() for r in (plain, zipped, refused)]
+        assert [r.headers.get("Content-Encoding") for r in (plain, zipped, refused)] == [
+            None,
+            "gzip",
+            None,
+        ]
+        assert zlib.decompress(bodies[1], 16 + zlib.MAX_WBITS) == bodies[0] == bodies[2]
+        assert b"event: over" in bodies[0] and len(bodies[1]) < len(bodies[0]) / 4
+    finally:
         await server.close()
 
 
