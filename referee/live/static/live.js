@@ -106,7 +106,9 @@
   function renderGames() {
     const list = [...games.values()];
     const playing = list.filter((d) => d.status !== "over"), over = list.filter((d) => d.status === "over");
-    if (!shown || !games.has(shown)) shown = (playing[0] || over[over.length - 1] || {}).match_id || null;
+    // A game gone from the page gives way to the first in play (not while a new stream's
+    // state is still to come: the page is empty then).
+    if (!shown || (games.size && !games.has(shown))) shown = (playing[0] || over[over.length - 1] || {}).match_id || null;
     const button = (d) => h("button", { type: "button", class: "live-game " + (d.status === "over" ? "over" : "playing") + (d.match_id === shown ? " current" : ""),
       "data-id": d.match_id, "aria-pressed": d.match_id === shown ? "true" : "false", title: global.GinViewer.aka(d).join("; ") || null, onclick: () => choose(d.match_id) },
       h("span", { class: "lg-names" }, `${d.names[0]} vs ${d.names[1]}`),
