@@ -26,7 +26,9 @@ def watched(game: str | None) -> str | None:
 
 
 def snapshot_data(hub: LiveHub, game: str | None) -> str:
-    """The data element of the snapshot of ``game`` (by default the game the page would show
-    first): the events a new spectator watching it is sent first, as one string."""
-    state = hub.state(watched(game) or hub.shown())
+    """The data element of the snapshot of ``game`` (unless it is not on the page: the game the
+    page would show first): the events a new spectator watching it is sent first, as one
+    string."""
+    asked = watched(game)
+    state = hub.state(asked if asked in hub.matches else hub.shown())
     return embed_json(state.decode(), SNAPSHOT_ID)

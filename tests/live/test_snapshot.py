@@ -76,6 +76,10 @@ async def test_a_snapshot_shows_the_page_at_one_moment_and_opens_no_stream(
         assert seen["games"] == [["m2", "false"], ["m1", "true"]]
         assert seen["seat0"] and set(seen["seat0"] + seen["seat1"]) == {"?"}
         assert await asyncio.to_thread(page.eval, "location.search") == "?game=m1"
+        # A game not on the page: the first in play, with its hands.
+        await asyncio.to_thread(page.goto, url + "snapshot?game=gone")
+        seen = await asyncio.to_thread(page.eval, SEEN)
+        assert seen["games"] == [["m2", "true"], ["m1", "false"]] and seen["decisions"] == 6
         assert await asyncio.to_thread(page.errors) == []
         assert all("/snapshot" in u for u in await asyncio.to_thread(page.requested_urls))
     finally:
