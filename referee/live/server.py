@@ -111,8 +111,9 @@ class LiveServer:
         app.router.add_get("/", self._index)
         app.router.add_get("/events", self._events)
         runner = web.AppRunner(
-            app, access_log=None, keepalive_timeout=15.0, max_field_size=4096, shutdown_timeout=2.0
-        )
+            app, access_log=None, keepalive_timeout=15.0, max_field_size=4096, shutdown_timeout=2.0,
+            handler_cancellation=True,  # a page that goes (or watches another game) frees its slot
+        )  # fmt: skip
         await runner.setup()
         self._runner = runner
         try:
