@@ -89,6 +89,8 @@ class LiveHub:
         self._timers: set[asyncio.TimerHandle] = set()
         self._pending: dict[str, LiveGame] = {}
         """Games with steps played since the last flush."""
+        self._progress: dict[str, LiveGame] = {}
+        """Games whose progress (``at``) changed since the flush timer last fired."""
         self._flusher: asyncio.TimerHandle | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-release")
         self._inflight: set[asyncio.Future[dict[str, Any]]] = set()
@@ -130,17 +132,15 @@ class LiveHub:
         """Forget a stream (its writer ended)."""
         self.spectators.discard(spectator)
 
-    def flush(self) -> None:
+    def flush(self, *, steps_only: bool = False) -> None:
         """Publish the steps played since the last flush, one ``steps`` event per hand, and
-        the games' progress (``at``)."""
-        if self._flusher is not None:
-            self._flusher.cancel()
-            self._flusher = None
+        the games' progress (``at``) unless ``steps_only`` (another event is to be published:
+        the steps go first; the progress waits for the timer, so a game playing many hands
+        within ``flush_seconds`` costs every spectator one ``match`` event, not one a hand)."""
         pending, self._pending = self._pending, {}
         for match in pending.values():
             if match.broken or self.matches.get(match.id) is not match:
                 continue
-            self._meta(match, flushed=True)
             playing = match.playing
             if playing is None:
                 continue
@@ -152,17 +152,29 @@ class LiveHub:
                            "steps": steps[:1] + new if start == 0 else new}  # fmt: skip
                 match.steps[playing.id].append(self._send("steps", payload, match.id))
                 match.sent[playing.id] = len(steps)
+        if steps_only:
+            return
+        if self._flusher is not None:
+            self._flusher.cancel()
+            self._flusher = None
+        progress, self._progress = self._progress, {}
+        for match in progress.values():
+            if not match.broken and self.matches.get(match.id) is match:
+                self._meta(match, flushed=True)
 
-    def _later(self, match: LiveGame) -> None:
-        """Publish ``match``'s new steps and progress at the next flush."""
-        self._pending[match.id] = match
+    def _later(self, match: LiveGame, *, progress: bool = False) -> None:
+        """Publish ``match``'s new steps (and its ``progress``) at the next flush."""
+        if progress:
+            self._progress[match.id] = match
+        else:
+            self._pending[match.id] = match
         if self._flusher is None:
             self._flusher = asyncio.get_running_loop().call_later(
                 self.config.flush_seconds, self.flush
             )
 
     def _publish(self, kind: str, payload: Any, game: str | None = None) -> bytes:
-        self.flush()  # steps first: the spectators see every change in order
+        self.flush(steps_only=True)  # steps first: the spectators see every change in order
         return self._send(kind, payload, game)
 
     def _send(self, kind: str, payload: Any, game: str | None = None) -> bytes:
@@ -292,7 +304,7 @@ class LiveHub:
             match.start_clocks[match.playing.id] = copy.deepcopy(clocks)
             self._hand(match, match.playing.data)
             match.meta["at"] = {"game": game, "hand": match.playing.hand}
-            self._later(match)  # a human sees at most ten changes a second
+            self._later(match, progress=True)  # a human sees at most ten changes a second
             return
         elif kind == "action":
             playing = match.playing
@@ -355,7 +367,7 @@ class LiveHub:
         playing = match.playing
         if playing is None or (playing.game, playing.hand) != (rec["game"], rec["hand"]):
             raise ValueError(f"a hand line for a hand not in play: {rec['game']}/{rec['hand']}")
-        self.flush()  # its last steps first
+        self.flush(steps_only=True)  # its last steps first
         match.playing = None
         data = playing.end(rec["result"])
         end = {"id": match.id, "hand": playing.id, "used_ms": data["used_ms"],

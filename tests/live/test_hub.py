@@ -286,3 +286,21 @@ async def test_only_a_spectator_watching_a_game_is_sent_its_hands(tmp_path: Path
                                         if h.get("masked")]  # fmt: skip
     # A spectator who comes later gets the same: the hands only if it watches the game.
     assert b"event: hand" not in hub.state() and b"event: hand" in hub.state("m1")
+
+
+@pytest.mark.asyncio
+async def test_a_games_progress_is_sent_at_most_once_a_flush(tmp_path: Path) -> None:
+    _, events = await recorded(tmp_path, games=4)
+    deals = [e for e in events if e["type"] == "deal"]
+    games = sum(e["type"] == "game" for e in events)
+    hub = LiveHub(LiveConfig(delay=0.0))  # the events come faster than its 0.1 s flushes
+    light, _ = hub.subscribe()
+    observe = hub.observer("m1")
+    for event in events:
+        observe(event)
+    hub.flush()  # as its timer does
+    at = [e.data["data"]["at"] for e in await drain(hub, light) if "at" in e.data["data"]]
+    # At the start (none yet), with a game's result or the match's end, and the last flush:
+    # never one a hand, however many hands the bots play within one flush.
+    assert len(at) <= 1 + games + 1 and len(at) < len(deals), (at, len(deals))
+    assert at[0] is None and at[-1] == {"game": deals[-1]["game"], "hand": deals[-1]["hand"]}
