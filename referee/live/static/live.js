@@ -118,6 +118,14 @@
       ...(over.length ? [h("span", { class: "lg-head" }, "finished")] : []), ...over.slice().reverse().map(button));
   }
 
+  /* Open the stream again, watching ``game`` (its hands come on it). */
+  function watch(game) {
+    if (global.liveSource) global.liveSource.close();
+    watching = game;
+    mark = null;
+    connect();
+  }
+
   function choose(id) {
     if (snapshot) { global.location.search = "?game=" + encodeURIComponent(id); return; }
     shown = id;
@@ -127,7 +135,7 @@
   function render(switched) {
     renderGames();
     if (!snapshot && !lost && shown !== watching && (shown || watching === undefined)) {
-      connect(shown); // the shown game's hands come on a stream watching it
+      watch(shown);
       switched = true;
     }
     const wait = delay === null ? "" : delay > 0 ? `${delay} s after its hand ends` : "when its hand ends";
@@ -173,11 +181,8 @@
       h("table", { class: "live-table" }, head, ...rows));
   }
 
-  function connect(game) {
-    if (global.liveSource) global.liveSource.close();
-    watching = game;
-    mark = null;
-    const source = new EventSource(game ? "events?game=" + encodeURIComponent(game) : "events");
+  function connect() {
+    const source = new EventSource(watching ? "events?game=" + encodeURIComponent(watching) : "events");
     source.onopen = () => { games.clear(); ended = null; el("live-status").textContent = "live"; el("live-status").className = "live-status on"; };
     source.onerror = () => {
       if (ended) { source.close(); lost = true; later(); return; } // the event is over: no retry
