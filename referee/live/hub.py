@@ -104,14 +104,15 @@ class LiveHub:
         if self.closed or len(self.spectators) >= self.config.max_spectators:
             raise TooManySpectators()
         spectator = Spectator(self.config.queue_bytes, game)
-        state = self.state(game)
-        self.spectators.add(spectator)
-        self.peak = max(self.peak, len(self.spectators))
-        return spectator, state
+        return spectator, self.state(game, spectator)
 
-    def state(self, game: str | None = None) -> bytes:
-        """The current state as events, as a new spectator watching ``game`` gets it first."""
+    def state(self, game: str | None = None, joining: Spectator | None = None) -> bytes:
+        """The current state as events, as a new spectator watching ``game`` gets it first
+        (``joining`` is subscribed in the same step: it misses no event)."""
         self.flush()
+        if joining is not None:
+            self.spectators.add(joining)
+        self.peak = max(self.peak, len(self.spectators))
         parts = [sse("config", {"delay": self.config.delay}), self.standings]
         for match in self.matches.values():
             if not match.meta_bytes:
