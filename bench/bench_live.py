@@ -3,17 +3,20 @@ charged, with and without spectators.
 
 Run: ``python -m bench.bench_live [--rounds 5] [--games 8] [--spectators 32]``.
 Each round plays the same small tournament (two instant bots, duplicate deals, concurrency 2,
-bots kept) three times, interleaved with the order alternating: **off** (no live page),
-**page** (the live page, no spectator: the hub's own cost) and **on** (the live page,
-``--spectators`` streams reading everything plus one that never reads, all in a separate
-process, :mod:`bench.live_clients`, connected before the first game). The card delay is 0, so
-every hand is also sent in full; a spectator's queue is ``--queue-mib`` so that readers are not
-dropped when the shared machine slows their process (``dropped`` counts those that were, the
-stalled one included). Measured per run: the event loop's worst scheduling lag
-(``TournamentRun.lag_max``, sampled every 100 ms), the mean time a decision was charged to a
-bot (time used / decisions, from the stored results: what the clocks saw), decisions per
-second, faults; with spectators, the bytes each reader received per second of its stream
-(``spectator_kb_per_s``: the mean over readers; the stream's cost for one spectator).
+bots kept; or ``--config TOML``, e.g. examples/tournament.toml with the sample bots, ``--games``
+a pairing, run with the virtual environment active) three times, interleaved with the order
+alternating: **off** (no live page), **page** (the live page, no spectator: the hub's own cost)
+and **on** (the live page, ``--spectators`` readers that behave as the page does, watching the
+game it shows, plus one stream that never reads, all in a separate process,
+:mod:`bench.live_clients`, connected before the first game); ``--arms on`` runs only that one.
+The card delay is ``--delay`` (default 0, so every hand is released at once); a spectator's
+queue is ``--queue-mib`` so that readers are not dropped when the shared machine slows their
+process (``dropped`` counts those that were, the stalled one included). Measured per run: the
+event loop's worst scheduling lag (``TournamentRun.lag_max``, sampled every 100 ms), the mean
+time a decision was charged to a bot (time used / decisions, from the stored results: what the
+clocks saw), decisions per second, faults; with spectators, the bytes each reader received per
+second of its streams (``spectator_kb_per_s``: the mean over readers; the stream's cost for one
+spectator).
 Reports medians and spread (min-max) per series, after one warm-up round.
 
 Prints one JSON object on stdout and a table on stderr.
@@ -28,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +39,20 @@ from bench.bench_tournament import make_config
 from referee.cli.logs import configure
 from referee.live import LiveConfig, Spectating
 from referee.rules import RuleSet
+from referee.tournament.config import load_config
 from referee.tournament.runner import TournamentRun, schedule
 from referee.tournament.store import SqliteStore
 
 
-async def play(config: Any, out: Path, spectators: int, queue: int) -> dict[str, Any]:
+async def play(
+    config: Any, out: Path, spectators: int, queue: int, delay: float = 0.0
+) -> dict[str, Any]:
     """One tournament; with ``spectators`` >= 0, with the live page (and that many clients)."""
     extra: dict[str, Any] = {}
     clients: asyncio.subprocess.Process | None = None
     live = None
     if spectators >= 0:
-        limits = LiveConfig(delay=0.0, max_spectators=spectators + 8, queue_bytes=queue)
+        limits = LiveConfig(delay=delay, max_spectators=spectators + 8, queue_bytes=queue)
         live = Spectating("127.0.0.1", 0, limits, out / "tournament.sqlite", schedule(config))
         await live.__aenter__()
         if spectators:
@@ -103,31 +110,41 @@ def main() -> None:
     parser.add_argument("--spectators", type=int, default=16)
     parser.add_argument("--queue-mib", type=float, default=16.0,
                         help="a spectator's queue (default 16 MiB: readers keep up)")  # fmt: skip
+    parser.add_argument("--config", type=Path, help="a tournament's TOML (--games a pairing)")
+    parser.add_argument("--delay", type=float, default=0.0, help="the card delay (default 0)")
+    parser.add_argument("--arms", default="off,page,on", help="which of off,page,on to run")
     args = parser.parse_args()
     config = make_config(2, args.games, RuleSet.preset("standard"))
+    if args.config is not None:
+        config = replace(load_config(args.config), games_per_pairing=args.games)
+    arms = args.arms.split(",")
     configure(level="warning", json_file=None, console=False)
     series: dict[str, list[dict[str, Any]]] = {"off": [], "page": [], "on": []}
     counts = {"off": -1, "page": 0, "on": args.spectators}
     with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
         for round_no in range(args.rounds + 1):  # round 0 warms up and is not counted
             order = ["off", "page", "on"] if round_no % 2 else ["on", "page", "off"]
-            for name in order:
+            for name in [arm for arm in order if arm in arms]:
                 out = Path(tmp) / f"r{round_no}-{name}"
                 queue = int(args.queue_mib * 2**20)
-                figures = asyncio.run(play(config, out, counts[name], queue))
+                figures = asyncio.run(play(config, out, counts[name], queue, args.delay))
                 if round_no:
                     series[name].append(figures)
                 print(f"round {round_no} {name}: {figures}", file=sys.stderr)
     keys = ("lag_max_ms", "charged_us_per_decision", "decisions_per_s")
+    series = {name: runs for name, runs in series.items() if runs}
+    on = series.get("on", [])
     result = {
         "spectators": args.spectators,
         "games": args.games,
+        "config": str(args.config or "two instant bots"),
+        "delay": args.delay,
         "rounds": args.rounds,
         **{name: {k: summary(runs, k) for k in keys} for name, runs in series.items()},
         "faults": {name: sum(r["faults"] for r in runs) for name, runs in series.items()},
-        "dropped": [r["dropped"] for r in series["on"]],
-        "spectator_kb_per_s": summary(series["on"], "spectator_kb_per_s") if series["on"] else None,
-        "spectator_kb": summary(series["on"], "spectator_kb") if series["on"] else None,
+        "dropped": [r["dropped"] for r in on],
+        "spectator_kb_per_s": summary(on, "spectator_kb_per_s") if on else None,
+        "spectator_kb": summary(on, "spectator_kb") if on else None,
     }
     for key in keys:
         cells = [f"{n} {result[n][key]['median']:>8} ({result[n][key]['min']}-"

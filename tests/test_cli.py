@@ -26,7 +26,12 @@ def test_match_json_summary_and_replay(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["schema_version"] == 1 and summary["games_played"] == 2
-    assert summary["winner_name"] == "greedy-bot"
+    # Named as the command line names them; what the bots call themselves is a detail.
+    assert summary["winner_name"] == "greedy_bot"
+    assert [(s["name"], s["self_name"]) for s in summary["seats"]] == [
+        ("greedy_bot", "greedy-bot"),
+        ("random_bot", "random-bot"),
+    ]
     assert (tmp_path / "referee.log.jsonl").exists()
     code = main(["replay", str(tmp_path / "match.jsonl")])
     out = capsys.readouterr().out
@@ -68,7 +73,8 @@ def test_sandbox_limit_and_pass_env_flags(
 def test_readable_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["match", GREEDY, GREEDY, "--games", "1", "--seed", "5"]) == 0
     out = capsys.readouterr().out
-    assert "greedy-bot-A" in out and "greedy-bot-B" in out and "winner:" in out
+    assert "greedy_bot-A" in out and "greedy_bot-B" in out and "winner: greedy_bot-" in out
+    assert "greedy_bot-A calls itself greedy-bot\n" in out  # (the hello's name, as it was)
     assert out.startswith("match: 1 game(s), normal\n")  # the id once, not "match match:"
 
 

@@ -52,7 +52,7 @@ def test_demo_twice_writes_two_directories(
     assert f"record: {Path('runs/demo-2/match.jsonl')}" in out
 
 
-def test_replay_numbers_from_zero_and_names_the_bots_by_their_hello(
+def test_replay_numbers_from_zero_and_names_the_bots_as_given_their_hello_a_detail(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["match", GREEDY, RANDOM, "--games", "1", "--seed", "2", "--out", str(tmp_path)]
@@ -62,7 +62,7 @@ def test_replay_numbers_from_zero_and_names_the_bots_by_their_hello(
     out = capsys.readouterr().out
     assert "numbered from 0, as in the protocol and the record" in out
     assert "game 0 hand 0: " in out and "game 1 " not in out
-    assert "greedy-bot" in out and "random-bot" in out
+    assert "greedy_bot calls itself greedy-bot" in out and "random_bot: " in out
     assert "sample_bots" not in out
 
 

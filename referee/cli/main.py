@@ -39,6 +39,7 @@ from referee.cli.parsers import (
     add_worker_commands,
 )
 from referee.cli.paths import unreadable
+from referee.cli.summary import as_given, summary
 from referee.match import (
     BotSpec,
     EarlyStart,
@@ -126,27 +127,6 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _summary(result: MatchResult) -> str:
-    lines = [f"{result.match_id}: {result.games_played} game(s), {result.reason}"]
-    width = max(len(s.name) for s in result.seats)
-    lines.append(f"  {'bot':<{width}}  games  points  hands  faults  time(s)  decisions")
-    for seat in result.seats:
-        lines.append(
-            f"  {seat.name:<{width}}  {seat.games_won:>5}  {seat.points:>6}  {seat.hands_won:>5}"
-            f"  {len(seat.faults):>6}  {seat.time_used:>7.2f}  {seat.decisions:>9}"
-        )
-    for seat in result.seats:
-        for fault in seat.faults:
-            lines.append(f"  fault: {seat.name} {fault.kind}: {fault.detail[:500]}")
-    if result.winner is None:
-        lines.append("result: draw" + (" (interrupted)" if result.interrupted else ""))
-    else:
-        lines.append(f"winner: {result.seats[result.winner].name}")
-    if result.record_path:
-        lines.append(f"record: {result.record_path}")
-    return "\n".join(lines)
-
-
 def _token_notice(server_key: str) -> Callable[[str, str, str], None]:
     def notice(name: str, endpoint: str, token: str) -> None:
         key = f"; referee key {server_key}" if server_key else " (--insecure: no CURVE)"
@@ -209,7 +189,8 @@ async def _match(
     if result is None:
         print("interrupted: match abandoned", file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(json.dumps(result.to_dict(), indent=2) if args.json else _summary(result))
+    names = [spec.name for spec in specs]
+    print(json.dumps(as_given(result, names), indent=2) if args.json else summary(result, names))
     if result.error is not None:
         print(f"gin-referee: match {result.match_id} failed: {result.error}", file=sys.stderr)
     if result.interrupted or stop.is_set():

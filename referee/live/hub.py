@@ -4,11 +4,22 @@ A :class:`LiveHub` is fed by each match's :data:`referee.match.Observer` (:meth:
 and by the tournament (:meth:`set_standings`, :meth:`seal`/:meth:`unseal`); it turns that into
 events for the page, each encoded once and kept, so a spectator who connects gets the current
 state as a run of ready bytes (nothing is encoded per spectator but a ``config`` event with
-the card delay):
+the card delay). Every spectator is sent the light events:
 
-- ``match``: a game's header data (names, rules, time control), its public faults (seat, kind,
-  where; the detail once the game's cards are shown), game and match results: the first time
-  in full, then only the keys that changed (a new spectator gets it in full);
+- ``match``: a game's header data (names, rules, time control), its progress (``at``: the game
+  and hand in play, at most every ``flush_seconds``), its public faults (seat, kind, where; the
+  detail once the game's cards are shown), game and match results: the first time in full, then
+  only the keys that changed (a new spectator gets it in full);
+- ``standings``: the tournament's standings (the fields of ``gin-referee results --format
+  json`` the page shows), at most every ``standings_seconds``;
+- ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept);
+- ``over``: the tournament has ended (``complete``: every game was played) and the stream ends;
+  the page stops reconnecting.
+
+A spectator watching a game (:meth:`subscribe` with ``game``: the one its page shows) is also
+sent that game's hands, and no other's (a hand in full is 5 to 25 KB: sent to every spectator,
+it was most of the stream):
+
 - ``hand``: one hand in the replay page's form (:mod:`referee.view.replay_data`), masked while
   its cards are withheld (:class:`~referee.live.public.PublicHand`), complete once released;
 - ``steps``: the steps of a masked hand in play since the last (``from``: the index of the
@@ -16,12 +27,7 @@ the card delay):
   removed: :func:`~referee.live.public.packed`), sent at most every ``flush_seconds``: each
   spectator's stream wakes ten times a second at most, however fast the bots play;
 - ``end``: a masked hand is over: its public result and the scores after it (its steps were
-  sent already);
-- ``standings``: the tournament's standings (the fields of ``gin-referee results --format
-  json`` the page shows), at most every ``standings_seconds``;
-- ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept);
-- ``over``: the tournament has ended (``complete``: every game was played) and the stream ends;
-  the page stops reconnecting.
+  sent already).
 
 **What is withheld** (docs/security.md): a hand's cards are released ``delay`` seconds after the
 hand ends, and not before its deal is unsealed: a tournament seals every deal that a game still
@@ -42,15 +48,14 @@ import asyncio
 import copy
 import json
 import logging
-from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
+from referee.live.game import LiveGame
 from referee.live.public import PublicHand, packed
+from referee.live.stream import LiveConfig, Spectator, TooManySpectators, sse
 from referee.match import Observer
-from referee.rules import RuleSet
 from referee.view.replay_data import Clocks, recorded_hand
 
 __all__ = ["LiveConfig", "LiveHub", "Spectator", "TooManySpectators", "sse"]
@@ -68,136 +73,12 @@ _BOT_KEYS = ("name", "games", "wins", "draws", "losses", "score", "rating", "rat
              "rating_high", "faults")  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LiveConfig:
-    """The spectator server's limits and its card delay."""
-
-    delay: float = 10.0
-    """Seconds after a hand ends before its cards are shown (also the game's fault details)."""
-    max_spectators: int = 64
-    """Concurrent event streams; more are refused with 503."""
-    queue_bytes: int = 1 << 20
-    """Unsent bytes a spectator may fall behind by before it is dropped."""
-    keep_finished: int = 12
-    """Finished games kept on the page (older ones are dropped from it)."""
-    flush_seconds: float = 0.1
-    """Decisions are sent in batches at most this often (a fast bot makes hundreds a second)."""
-    standings_seconds: float = 1.0
-    """Standings are sent at most this often (a table changing faster cannot be read)."""
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.delay < 1e6:
-            raise ValueError(f"the spectator delay must be 0 or more seconds, got {self.delay}")
-        if self.max_spectators < 1:
-            raise ValueError(f"max spectators must be 1 or more, got {self.max_spectators}")
-        if self.queue_bytes < 1024 or self.keep_finished < 0:
-            raise ValueError("queue_bytes must be at least 1024 and keep_finished 0 or more")
-
-
-def sse(kind: str, payload: Any) -> bytes:
-    """One server-sent event (JSON has no raw newline, so one ``data`` line)."""
-    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return f"event: {kind}\ndata: {text}\n\n".encode()
-
-
-class TooManySpectators(Exception):
-    """The spectator cap is reached."""
-
-
-class Spectator:
-    """One event stream's queue of unsent bytes."""
-
-    def __init__(self, limit: int) -> None:
-        self._chunks: deque[bytes] = deque()
-        self._size = 0
-        self._limit = limit
-        self._wake = asyncio.Event()
-        self.dropped = False
-        """Set when it fell too far behind: its stream must end."""
-        self.behind = 0
-        """The bytes it was behind when dropped."""
-        self.ending = False
-        """Set when the hub closed: the stream ends after what is queued."""
-
-    def push(self, data: bytes) -> bool:
-        """Queue ``data``; False (and dropped) if that would exceed the limit."""
-        if self.dropped:
-            return False
-        if self._size + len(data) > self._limit:
-            self.behind = self._size + len(data)
-            self.drop()
-            return False
-        self._chunks.append(data)
-        self._size += len(data)
-        self._wake.set()
-        return True
-
-    def drop(self) -> None:
-        """End the stream: free the queue and wake the writer."""
-        self.dropped = True
-        self._chunks.clear()
-        self._size = 0
-        self._wake.set()
-
-    def end(self) -> None:
-        """End the stream once what is queued has been taken (the hub closes)."""
-        self.ending = True
-        self._wake.set()
-
-    async def take(self, idle: float) -> bytes | None:
-        """Everything queued, as one chunk (empty after ``idle`` seconds with nothing new);
-        None once dropped, or once ended and empty."""
-        if self.ending and not self._chunks:
-            return None
-        if not self._chunks and not self.dropped:
-            self._wake.clear()
-            try:
-                async with asyncio.timeout(idle):
-                    await self._wake.wait()
-            except TimeoutError:
-                return b""
-        if self.dropped or (self.ending and not self._chunks):
-            return None
-        data = b"".join(self._chunks)
-        self._chunks.clear()
-        self._size = 0
-        return data
-
-
-@dataclass(slots=True)
-class _Match:
-    """One game on the page: its events as encoded bytes, and what is still withheld."""
-
-    id: str
-    meta: dict[str, Any]
-    rules: RuleSet | None = None
-    deal_id: str | None = None
-    meta_bytes: bytes = b""
-    """The full ``match`` event for a new spectator (encoded when first needed)."""
-    meta_sent: dict[str, str] = field(default_factory=dict)
-    """Each meta key's JSON as last sent (a ``match`` event carries the keys that changed)."""
-    hands: dict[str, bytes] = field(default_factory=dict)
-    steps: dict[str, list[bytes]] = field(default_factory=dict)
-    """Hand id -> the ``steps`` events sent since its ``hand`` event."""
-    sent: dict[str, int] = field(default_factory=dict)
-    """Hand id -> how many of its steps the spectators have."""
-    playing: PublicHand | None = None
-    clocks: dict[int, Clocks] = field(default_factory=dict)
-    start_clocks: dict[str, Clocks] = field(default_factory=dict)
-    withheld: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Hand id (or ``match`` for the fault details) -> what to release, with ``due`` set once
-    its delay has passed."""
-    details: list[str] = field(default_factory=list)
-    over: bool = False
-    broken: bool = False
-
-
 class LiveHub:
     """Games in progress and the spectators' streams (see the module's docstring)."""
 
     def __init__(self, config: LiveConfig | None = None) -> None:
         self.config = config or LiveConfig()
-        self.matches: dict[str, _Match] = {}
+        self.matches: dict[str, LiveGame] = {}
         self.spectators: set[Spectator] = set()
         self.sealed: set[str] = set()
         self.standings = b""
@@ -215,8 +96,10 @@ class LiveHub:
         self.peak = 0
         """Most spectators at once."""
         self._timers: set[asyncio.TimerHandle] = set()
-        self._pending: dict[str, _Match] = {}
+        self._pending: dict[str, LiveGame] = {}
         """Games with steps played since the last flush."""
+        self._progress: dict[str, LiveGame] = {}
+        """Games whose progress (``at``) changed since the flush timer last fired."""
         self._flusher: asyncio.TimerHandle | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-release")
         self._inflight: set[asyncio.Future[dict[str, Any]]] = set()
@@ -224,39 +107,52 @@ class LiveHub:
 
     # ------------------------------------------------------------ spectators
 
-    def subscribe(self) -> tuple[Spectator, bytes]:
-        """A new stream and the current state to send first; :class:`TooManySpectators` at
-        the cap."""
+    def subscribe(self, game: str | None = None) -> tuple[Spectator, bytes]:
+        """A new stream (watching ``game``: see the module) and the current state to send
+        first; :class:`TooManySpectators` at the cap."""
         if self.closed or len(self.spectators) >= self.config.max_spectators:
             raise TooManySpectators()
+        spectator = Spectator(self.config.queue_bytes, game)
+        return spectator, self.state(game, spectator)
+
+    def state(self, game: str | None = None, joining: Spectator | None = None) -> bytes:
+        """The current state as events, as a new spectator watching ``game`` gets it first
+        (``joining`` is subscribed in the same step: it misses no event)."""
         self.flush()
-        spectator = Spectator(self.config.queue_bytes)
-        self.spectators.add(spectator)
+        if joining is not None:
+            self.spectators.add(joining)
         self.peak = max(self.peak, len(self.spectators))
         parts = [sse("config", {"delay": self.config.delay}), self.standings, self.leaderboard]
         for match in self.matches.values():
             if not match.meta_bytes:
                 match.meta_bytes = sse("match", {"id": match.id, "data": match.meta})
             parts.append(match.meta_bytes)
-            for hand, data in match.hands.items():
+            for hand, data in match.hands.items() if match.id == game else ():
                 parts.append(data)
                 parts.extend(match.steps.get(hand, ()))
         parts.append(self.over)
-        return spectator, b"".join(parts)
+        return b"".join(parts)
+
+    def shown(self) -> str | None:
+        """The game the page shows first: the first in play, else the last finished."""
+        playing = [m.id for m in self.matches.values() if not m.over]
+        return playing[0] if playing else next(reversed(self.matches), None)
 
     def unsubscribe(self, spectator: Spectator) -> None:
         """Forget a stream (its writer ended)."""
         self.spectators.discard(spectator)
 
-    def flush(self) -> None:
-        """Publish the steps played since the last flush: one ``steps`` event per hand."""
-        if self._flusher is not None:
-            self._flusher.cancel()
-            self._flusher = None
+    def flush(self, *, steps_only: bool = False) -> None:
+        """Publish the steps played since the last flush, one ``steps`` event per hand, and
+        the games' progress (``at``) unless ``steps_only`` (another event is to be published:
+        the steps go first; the progress waits for the timer, so a game playing many hands
+        within ``flush_seconds`` costs every spectator one ``match`` event, not one a hand)."""
         pending, self._pending = self._pending, {}
         for match in pending.values():
+            if match.broken or self.matches.get(match.id) is not match:
+                continue
             playing = match.playing
-            if playing is None or match.broken or self.matches.get(match.id) is not match:
+            if playing is None:
                 continue
             steps = playing.data["steps"]
             start = match.sent.get(playing.id, 0)
@@ -264,16 +160,40 @@ class LiveHub:
                 new = [packed(steps[i - 1], steps[i]) for i in range(max(start, 1), len(steps))]
                 payload = {"id": match.id, "hand": playing.id, "from": start,
                            "steps": steps[:1] + new if start == 0 else new}  # fmt: skip
-                match.steps[playing.id].append(self._send("steps", payload))
+                match.steps[playing.id].append(self._send("steps", payload, match.id))
                 match.sent[playing.id] = len(steps)
+        if steps_only:
+            return
+        if self._flusher is not None:
+            self._flusher.cancel()
+            self._flusher = None
+        progress, self._progress = self._progress, {}
+        for match in progress.values():
+            if not match.broken and self.matches.get(match.id) is match:
+                self._meta(match, flushed=True)
 
-    def _publish(self, kind: str, payload: Any) -> bytes:
-        self.flush()  # steps first: the spectators see every change in order
-        return self._send(kind, payload)
+    def _later(self, match: LiveGame, *, progress: bool = False) -> None:
+        """Publish ``match``'s new steps (and its ``progress``) at the next flush."""
+        if progress:
+            self._progress[match.id] = match
+        else:
+            self._pending[match.id] = match
+        if self._flusher is None:
+            self._flusher = asyncio.get_running_loop().call_later(
+                self.config.flush_seconds, self.flush
+            )
 
-    def _send(self, kind: str, payload: Any) -> bytes:
+    def _publish(self, kind: str, payload: Any, game: str | None = None) -> bytes:
+        self.flush(steps_only=True)  # steps first: the spectators see every change in order
+        return self._send(kind, payload, game)
+
+    def _send(self, kind: str, payload: Any, game: str | None = None) -> bytes:
+        """Encode an event once and queue it for every spectator (only for those watching
+        ``game``, if given)."""
         data = sse(kind, payload)
         for spectator in list(self.spectators):
+            if game is not None and spectator.game != game:
+                continue
             if not spectator.push(data):
                 self.dropped += 1
                 self.spectators.discard(spectator)
@@ -394,31 +314,29 @@ class LiveHub:
 
         return observe
 
-    def _event(self, match_id: str, match: _Match | None, event: dict[str, Any]) -> None:
+    def _event(self, match_id: str, match: LiveGame | None, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "header":
             match = self._add(match_id, event)
         if match is None:
             return
-        if kind == "seats":
-            match.meta["names"] = [str(n) for n in event["names"]]
+        if kind == "seats":  # the bots' own names: a detail (the organiser's name the name)
+            match.meta["self_names"] = [str(n) for n in event["names"]][:2]
         elif kind == "deal":
             game = int(event["game"])
             clocks = match.clocks.setdefault(game, Clocks(match.meta.get("time_control")))
             match.playing = PublicHand(event, clocks)
             match.start_clocks[match.playing.id] = copy.deepcopy(clocks)
             self._hand(match, match.playing.data)
+            match.meta["at"] = {"game": game, "hand": match.playing.hand}
+            self._later(match, progress=True)  # a human sees at most ten changes a second
             return
         elif kind == "action":
             playing = match.playing
             if playing is None or (playing.game, playing.hand) != (event["game"], event["hand"]):
                 raise ValueError(f"an action outside the hand in play: {event}")
             playing.play(event)
-            self._pending[match.id] = match
-            if self._flusher is None:
-                self._flusher = asyncio.get_running_loop().call_later(
-                    self.config.flush_seconds, self.flush
-                )
+            self._later(match)
             return
         elif kind == "hand":
             self._hand_over(match, event)
@@ -443,27 +361,14 @@ class LiveHub:
         if kind == "match_end":
             self._trim()
 
-    def _add(self, match_id: str, header: dict[str, Any]) -> _Match:
-        rules = RuleSet.from_dict(header["rules"])
-        meta = {
-            "match_id": match_id,
-            "names": [str(n) for n in header.get("seats", ["seat 0", "seat 1"])],
-            "rules": header["rules"],
-            "time_control": header.get("time_control"),
-            "policy": header.get("policy"),
-            "games_planned": header.get("games"),
-            "faults": [],
-            "games": [],
-            "match_end": None,
-            "complete": None,
-            "status": "playing",
-        }
-        match = _Match(match_id, meta, rules, header.get("deal_id"))
+    def _add(self, match_id: str, header: dict[str, Any]) -> LiveGame:
+        match = LiveGame.from_header(match_id, header)
         self.matches[match_id] = match
         return match
 
-    def _meta(self, match: _Match) -> None:
-        """Publish the keys of a game's header data that changed since last sent."""
+    def _meta(self, match: LiveGame, *, flushed: bool = False) -> None:
+        """Publish the keys of a game's header data that changed since last sent (``flushed``:
+        called by :meth:`flush`)."""
         changed: dict[str, Any] = {}
         for key, value in match.meta.items():
             text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
@@ -472,26 +377,30 @@ class LiveHub:
                 changed[key] = value
         if changed:
             match.meta_bytes = b""
-            self._publish("match", {"id": match.id, "data": changed})
+            payload = {"id": match.id, "data": changed}
+            if flushed:
+                self._send("match", payload)
+            else:
+                self._publish("match", payload)
 
-    def _hand(self, match: _Match, hand: dict[str, Any]) -> None:
-        match.hands[hand["id"]] = self._publish("hand", {"id": match.id, "hand": hand})
+    def _hand(self, match: LiveGame, hand: dict[str, Any]) -> None:
+        match.hands[hand["id"]] = self._publish("hand", {"id": match.id, "hand": hand}, match.id)
         match.steps[hand["id"]] = []
         match.sent[hand["id"]] = len(hand["steps"])
 
-    def _hand_over(self, match: _Match, rec: dict[str, Any]) -> None:
+    def _hand_over(self, match: LiveGame, rec: dict[str, Any]) -> None:
         playing = match.playing
         if playing is None or (playing.game, playing.hand) != (rec["game"], rec["hand"]):
             raise ValueError(f"a hand line for a hand not in play: {rec['game']}/{rec['hand']}")
-        self.flush()  # its last steps first
+        self.flush(steps_only=True)  # its last steps first
         match.playing = None
         data = playing.end(rec["result"])
         end = {"id": match.id, "hand": playing.id, "used_ms": data["used_ms"],
                "result": data["result"], "scores_after": data["scores_after"]}  # fmt: skip
-        match.steps[playing.id].append(self._publish("end", end))
+        match.steps[playing.id].append(self._publish("end", end, match.id))
         self._withhold(match, playing.id, rec)
 
-    def _withhold(self, match: _Match, key: str, rec: dict[str, Any]) -> None:
+    def _withhold(self, match: LiveGame, key: str, rec: dict[str, Any]) -> None:
         match.withheld[key] = {"due": False, "rec": rec}
         loop = asyncio.get_running_loop()
         timer: asyncio.TimerHandle
@@ -508,7 +417,7 @@ class LiveHub:
         timer = loop.call_later(self.config.delay, due)
         self._timers.add(timer)
 
-    def _release(self, match: _Match, key: str) -> None:
+    def _release(self, match: LiveGame, key: str) -> None:
         item = match.withheld.pop(key)
         if key == "match":
             for fault, detail in zip(match.meta["faults"], match.details, strict=True):

@@ -8,6 +8,10 @@ is refused with 503; a stream whose spectator falls behind is ended by the hub; 
 cannot complete within ``write_timeout`` ends the stream too, so a client that stops reading
 costs a bounded buffer and never blocks anything else. Handlers do no work per event: the hub
 encodes each event once.
+
+``GET /events?game=ID`` watches a game: its hands and decisions are sent too (the page asks for
+the game it shows). ``GET /snapshot[?game=ID]`` is the page at that moment with no stream
+(:mod:`referee.live.snapshot`): it finishes loading, so a headless browser's screenshot returns.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from importlib import resources
 from aiohttp import web
 
 from referee.live.hub import LiveHub, TooManySpectators
+from referee.live.snapshot import snapshot_data, watched
+from referee.live.stream import Gzip, accepts_gzip
 from referee.view.page import asset, page
 
 __all__ = ["LiveServer", "live_page", "parse_address"]
@@ -43,13 +49,14 @@ def _live_asset(name: str) -> str:
     return resources.files("referee.live").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def live_page() -> tuple[bytes, str]:
-    """The page's bytes and its Content-Security-Policy (the inline scripts by hash)."""
+def live_page(data: str = "") -> tuple[bytes, str]:
+    """The page's bytes and its Content-Security-Policy (the inline scripts by hash); ``data``
+    (a snapshot's data element) goes at the end of its body."""
     scripts = [asset("viewer.js"), _live_asset("live.js")]
     text = page(
         title="gin-referee live",
         styles=[asset("viewer.css"), _live_asset("live.css")],
-        body=_BODY,
+        body=_BODY + data,
         scripts=scripts,
     )
     hashes = " ".join(
@@ -102,12 +109,14 @@ class LiveServer:
     async def start(self) -> str:
         """Bind and serve; returns the page's URL."""
         app = web.Application(client_max_size=1024)
+        app.router.add_get("/snapshot", self._snapshot)
         app.router.add_get("/", self._index)
         app.router.add_get("/events", self._events)
         app.router.add_get("/leaderboard.json", self._leaderboard)
         runner = web.AppRunner(
-            app, access_log=None, keepalive_timeout=15.0, max_field_size=4096, shutdown_timeout=2.0
-        )
+            app, access_log=None, keepalive_timeout=15.0, max_field_size=4096, shutdown_timeout=2.0,
+            handler_cancellation=True,  # a page that goes (or watches another game) frees its slot
+        )  # fmt: skip
         await runner.setup()
         self._runner = runner
         try:
@@ -155,29 +164,36 @@ class LiveServer:
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         try:
-            spectator, first = self.hub.subscribe()
+            spectator, first = self.hub.subscribe(watched(request.query.get("game")))
         except TooManySpectators:
             return web.Response(
                 status=503,
                 text=f"too many spectators (at most {self.hub.config.max_spectators})\n",
                 headers={"Retry-After": "30"},
             )
-        response = web.StreamResponse(
-            headers={**self._headers(), "Content-Type": "text/event-stream; charset=utf-8"}
-        )
+        headers = {**self._headers(), "Content-Type": "text/event-stream; charset=utf-8"}
+        gzip = Gzip() if accepts_gzip(request.headers.get("Accept-Encoding", "")) else None
+        if gzip is not None:
+            headers.update({"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
+        response = web.StreamResponse(headers=headers)
         stalled = True
         try:
             async with asyncio.timeout(self.write_timeout):
                 await response.prepare(request)
-                await response.write(b"retry: 3000\n\n" + first)
-            del first
+                data = b"retry: 3000\n\n" + first
+                await response.write(gzip(data) if gzip else data)
+            del first, data
             while True:
                 chunk = await spectator.take(PING_SECONDS)
                 if chunk is None:
                     stalled = not self.hub.closed  # dropped for falling behind, or shutdown
                     break
+                chunk = chunk or b": ping\n\n"
                 async with asyncio.timeout(self.write_timeout):
-                    await response.write(chunk or b": ping\n\n")
+                    await response.write(gzip(chunk) if gzip else chunk)
+            if gzip is not None and not stalled:
+                async with asyncio.timeout(self.write_timeout):
+                    await response.write(gzip.end())
         except (TimeoutError, ConnectionError):
             pass  # a spectator that stopped reading or went away
         finally:
@@ -188,3 +204,9 @@ class LiveServer:
         if stalled and request.transport is not None:
             request.transport.abort()
         return response
+
+    async def _snapshot(self, request: web.Request) -> web.Response:
+        page, _ = live_page(snapshot_data(self.hub, request.query.get("game")))
+        return web.Response(
+            body=page, content_type="text/html", charset="utf-8", headers=self._headers()
+        )

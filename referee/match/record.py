@@ -235,8 +235,10 @@ def replay_record(
     for number, rec in lines:
         kind = rec["type"]
         try:
-            if kind == "seats":  # the names the bots gave in their hello
-                names[:] = [str(n) for n in rec["names"]][:2]
+            if kind == "seats":  # the names the bots gave in their hello: a detail
+                for name, own in zip(names, [str(n) for n in rec["names"]], strict=False):
+                    if own != name:
+                        report.lines.append(f"{name} calls itself {own}")
             elif kind == "hand":
                 _replay_hand(rec, rules, names, games, report)
                 report.decks.append(

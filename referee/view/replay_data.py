@@ -6,6 +6,10 @@ keeping a *snapshot* after every step: both hands split into melds and deadwood,
 pile, the stock count, who is to act, and the decision that led there with its seat, card and
 time. The page's script only draws these snapshots (see docs/viewer.md for the format).
 
+A bot is named as the organiser named it (the header's ``seats``: the tournament's config or the
+command line); the name it gave in its hello (the ``seats`` line) is only a detail, in
+``self_names``.
+
 :func:`hand_data` builds one hand's snapshots on its own, so a live page can send hands one at
 a time in exactly the form the replay page embeds.
 """
@@ -184,7 +188,8 @@ def match_data(path: Path) -> dict[str, Any]:
     report = replay_record(path)
     header = report.header
     rules = RuleSet.from_dict(header["rules"])
-    names = list(header.get("seats", ["seat 0", "seat 1"]))
+    names = [str(n) for n in header.get("seats", ["seat 0", "seat 1"])]
+    self_names: list[str] | None = None
     hands: list[dict[str, Any]] = []
     faults: list[dict[str, Any]] = []
     games: list[dict[str, Any]] = []
@@ -194,7 +199,7 @@ def match_data(path: Path) -> dict[str, Any]:
     for number, rec in read_record_lines(path):
         kind = rec["type"]
         if kind == "seats" and isinstance(rec.get("names"), list):
-            names = [str(n) for n in rec["names"]]
+            self_names = [str(n) for n in rec["names"]][:2]
         elif kind == "fault":
             faults.append({k: rec.get(k) for k in ("seat", "kind", "detail", "game", "hand")})
         elif kind == "game":
@@ -213,6 +218,7 @@ def match_data(path: Path) -> dict[str, Any]:
         "schema_version": VIEW_SCHEMA_VERSION,
         "match_id": header.get("match_id"),
         "names": names,
+        "self_names": self_names,
         "rules": header["rules"],
         "seed": header.get("seed"),
         "time_control": header.get("time_control"),

@@ -121,7 +121,8 @@ def test_node_and_c_bots_play_over_curve_and_an_unknown_key_is_refused(
     ]
     summary = referee.result()
     assert summary["reason"] == "normal" and summary["games_played"] == 2, summary
-    assert [seat["name"] for seat in summary["seats"]] == ["node-bot", "c-starter"]  # type: ignore[attr-defined]
+    named = [(seat["name"], seat["self_name"]) for seat in summary["seats"]]  # type: ignore[attr-defined]
+    assert named == [("node", "node-bot"), ("cbot", "c-starter")]  # the command line's; the hello's
     assert not seat_faults(summary)
     for bot in bots:
         assert bot.wait(20) == 0
@@ -178,7 +179,7 @@ def test_the_cpp_starter_plays_over_curve_with_its_key_file(
     bot = start(procs, cpp_bot(), {**referee.seats["cpp"], **key_file})
     summary = referee.result()
     assert summary["reason"] == "normal" and summary["games_played"] == 2, summary
-    assert summary["seats"][0]["name"] == "cpp-starter"  # type: ignore[index]
+    assert summary["seats"][0]["self_name"] == "cpp-starter"  # type: ignore[index]
     assert not seat_faults(summary)
     assert bot.wait(20) == 0
     # Without its key the starter says why and exits 2 before it connects.

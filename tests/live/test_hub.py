@@ -80,7 +80,7 @@ async def test_a_sealed_deal_keeps_its_cards_until_unsealed(tmp_path: Path) -> N
     record = Path(result.record_path)
     events = events_of(record)
     hub = LiveHub(LiveConfig(delay=0.0))
-    queue, first = hub.subscribe()
+    queue, first = hub.subscribe("m1")
     assert cards_in(first.decode()) == set()
     deal_id = events[0]["deal_id"]
     hub.seal([deal_id])
@@ -127,7 +127,8 @@ async def test_a_broken_feed_stops_its_game_not_the_match(
 ) -> None:
     events = events_of(faulty_record)
     hub = LiveHub(LiveConfig(delay=0.0))
-    queue, _ = hub.subscribe()
+    queue, _ = hub.subscribe("healthy")
+    watching_broken, _ = hub.subscribe("broken")
     broken, healthy = hub.observer("broken"), hub.observer("healthy")
     broken(events[0])
     broken({**events[2], "type": "action"})  # an action before any deal: a feed bug
@@ -137,6 +138,7 @@ async def test_a_broken_feed_stops_its_game_not_the_match(
     assert hub.matches["broken"].broken and not hub.matches["healthy"].broken
     ids = {e.data["id"] for e in await drain(hub, queue) if e.kind in ("hand", "steps")}
     assert ids == {"healthy"}
+    assert not [e for e in await drain(hub, watching_broken) if e.kind in ("hand", "steps")]
     assert [r.getMessage() for r in no_error_logs.records] == ["live feed of broken stopped"]
 
 
@@ -149,7 +151,7 @@ async def test_at_the_end_the_last_hands_are_shown_before_the_event_is_over(
     record = Path(result.record_path)
     live = Spectating("127.0.0.1", 0, LiveConfig(delay=0.5), tmp_path / "none.sqlite", [])
     await live.__aenter__()
-    queue, first = live.hub.subscribe()
+    queue, first = live.hub.subscribe("m1")
     assert b"event: standings" in first  # there from the start, before any game
     observe = live.observe("m1")
     for event in events_of(record):
@@ -186,7 +188,7 @@ async def test_steps_are_sent_without_the_pile_the_page_can_derive(tmp_path: Pat
     events = events_of(record)
     hub = LiveHub(LiveConfig(delay=0.0))
     hub.seal([events[0]["deal_id"]])
-    queue, _ = hub.subscribe()
+    queue, _ = hub.subscribe("m1")
     observe = hub.observer("m1")
     for event in events:
         observe(event)
@@ -223,3 +225,82 @@ async def test_steps_are_sent_without_the_pile_the_page_can_derive(tmp_path: Pat
     expected = {h["id"]: piles(h["steps"]) for h in match_data(record)["hands"]}
     assert {hand_id: piles(steps) for hand_id, steps in hands.items()} == expected
     assert sent < 0.95 * unpacked  # each step carried the whole pile
+
+
+@pytest.mark.asyncio
+async def test_the_stream_names_the_bots_as_the_organiser_did(faulty_record: Path) -> None:
+    events = events_of(faulty_record)
+    given = events[0]["seats"]  # the header's: the names the referee was given
+    own = next(e["names"] for e in events if e["type"] == "seats")  # the bots' hello names
+    assert given != own
+    hub = LiveHub(LiveConfig(delay=0.0))
+    queue, _ = hub.subscribe()
+    observe = hub.observer("m1")
+    for event in events:
+        observe(event)
+    metas = [e.data["data"] for e in await drain(hub, queue) if e.kind == "match"]
+    assert [m["names"] for m in metas if "names" in m] == [given]
+    assert [m["self_names"] for m in metas if "self_names" in m] == [None, own]
+    faults = [f for m in metas for f in m.get("faults", [])]
+    assert faults and {f["name"] for f in faults} <= set(given)
+    _, first = hub.subscribe()  # a new spectator gets the same
+    state = [e.data["data"] for e in parsed(first) if e.kind == "match"]
+    assert state[0]["names"] == given and state[0]["self_names"] == own
+
+
+def parsed(data: bytes) -> list[Event]:
+    """The events in ``data``."""
+    reader = Spectator("")
+    reader._parse(data, 0.0)
+    return reader.events
+
+
+async def recorded(out: Path, games: int = 1) -> tuple[Path, list[dict[str, Any]]]:
+    """A real match of the sample bots: its record, and the observer's events rebuilt."""
+    result = await play(GREEDY, RANDOM, out, games=games)
+    assert result.record_path is not None
+    return Path(result.record_path), events_of(Path(result.record_path))
+
+
+@pytest.mark.asyncio
+async def test_only_a_spectator_watching_a_game_is_sent_its_hands(tmp_path: Path) -> None:
+    record, events = await recorded(tmp_path)
+    hub = LiveHub(LiveConfig(delay=0.0))
+    light, _ = hub.subscribe()
+    watcher, _ = hub.subscribe("m1")
+    elsewhere, _ = hub.subscribe("m2")
+    observe = hub.observer("m1")
+    for event in events:
+        observe(event)
+        if event["type"] == "deal":
+            hub.flush()  # as the flush timer would, between two hands
+    seen = await drain(hub, light)
+    assert {e.kind for e in seen} == {"match"}
+    hands = [e.data["hand"] for e in await drain(hub, watcher) if e.kind == "hand"]
+    full = {h["id"]: h for h in hands if not h.get("masked")}
+    assert list(full.values()) == json.loads(json.dumps(match_data(record)["hands"]))
+    assert {e.kind for e in await drain(hub, elsewhere)} == {"match"}  # no hand of m1
+    # Every spectator follows the game's progress: the game and hand in play.
+    at = [e.data["data"]["at"] for e in seen if "at" in e.data["data"]]
+    assert at[0] is None and at[1:] == [{"game": h["game"], "hand": h["hand"]} for h in hands
+                                        if h.get("masked")]  # fmt: skip
+    # A spectator who comes later gets the same: the hands only if it watches the game.
+    assert b"event: hand" not in hub.state() and b"event: hand" in hub.state("m1")
+
+
+@pytest.mark.asyncio
+async def test_a_games_progress_is_sent_at_most_once_a_flush(tmp_path: Path) -> None:
+    _, events = await recorded(tmp_path, games=4)
+    deals = [e for e in events if e["type"] == "deal"]
+    games = sum(e["type"] == "game" for e in events)
+    hub = LiveHub(LiveConfig(delay=0.0))  # the events come faster than its 0.1 s flushes
+    light, _ = hub.subscribe()
+    observe = hub.observer("m1")
+    for event in events:
+        observe(event)
+    hub.flush()  # as its timer does
+    at = [e.data["data"]["at"] for e in await drain(hub, light) if "at" in e.data["data"]]
+    # At the start (none yet), with a game's result or the match's end, and the last flush:
+    # never one a hand, however many hands the bots play within one flush.
+    assert len(at) <= 1 + games + 1 and len(at) < len(deals), (at, len(deals))
+    assert at[0] is None and at[-1] == {"game": deals[-1]["game"], "hand": deals[-1]["hand"]}

@@ -119,8 +119,10 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
         value="(() => { const text = (sel) => document.querySelector(sel).innerText;"
         f" const cards = (sel) => {cards};"
         " return { status: text('#live-status'), title: text('#title'),"
-        " game: text('#games .live-game.playing'), seat0: cards('#seat-0 .hand'),"
-        " seat1: cards('#seat-1 .hand'), pile: cards('#pile'), head: text('#hand-title'),"
+        " game: text('#games .live-game.playing'),"
+        " aka: document.querySelector('#games .live-game.playing').title,"
+        " seat0: cards('#seat-0 .hand'), seat1: cards('#seat-1 .hand'), pile: cards('#pile'),"
+        " head: text('#hand-title'),"
         " stock: text('#stock'), note: text('#live-note'), standings: text('#standings h2'),"
         " bots: [...document.querySelectorAll('#standings tr')].slice(1)"
         ".map(r => [...r.cells].map(c => c.innerText)) }; })()",
@@ -130,7 +132,10 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
     assert snap["standings"] == "Standings · 0 of 2 games played"
     assert sorted(row[1:4] for row in snap["bots"]) == [["ponder", "0", "0-0-0"],
                                                         ["random", "0", "0-0-0"]]  # fmt: skip
-    assert snap["title"] == "ponder vs random-bot"
+    # The organiser's names everywhere; what a bot calls itself is a detail (a tooltip).
+    assert snap["title"] == "ponder vs random"
+    assert snap["game"].startswith("ponder vs random")
+    assert snap["aka"] == "random calls itself random-bot"
     assert re.search(r"playing · game 1, hand \d+$", snap["game"]), snap["game"]
     # A hand in play: both hands face down, the discard pile and the stock public.
     for seat in ("seat0", "seat1"):
@@ -162,16 +167,26 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
     wait_for(page, "document.querySelector('#standings h2').innerText.includes('2 of 2 games')",
              120)  # fmt: skip
     assert tournament.finished.wait(30)
-    wait_for(page, "[...GinLive.games.values()].every(g => g.hands.every(h => !h.masked))")
-    page.eval("document.querySelector('#games .live-game.over').click()")
-    wait_for(page, "!document.querySelector('#seat-0 .hand .card.back')")
+    # The event is over: the page says so above the final standings, once the last hands'
+    # cards are out.
+    wait_for(page, "document.querySelector('#live-status').innerText.includes('event is over')")
+    assert page.text("#standings h2") == "Final standings · 2 of 2 games played"
+    watched = "GinLive.games.get(GinLive.watching())"
+    assert page.eval(f"{watched}.hands.length > 0 && {watched}.hands.every(h => !h.masked)")
+    # The other game: the page watches it now (its stream sends that game's hands).
+    other = page.eval("[...GinLive.games.keys()].find(id => id !== GinLive.shown())")
+    page.eval(f"document.querySelector('[data-id=\"{other}\"]').click()")
+    wait_for(page, f"GinLive.watching() === {json.dumps(other)} && {watched}.hands.length > 0"
+             " && !document.querySelector('#seat-0 .hand .card.back')")  # fmt: skip
+    assert page.eval(f"{watched}.hands.every(h => !h.masked)")
     shown = page.eval(CARDS.format("#seat-0 .hand")) + page.eval(CARDS.format("#seat-1 .hand"))
     assert len(shown) >= 20 and "?" not in shown
     assert "Match over" in page.text("#result")
-    # The event is over: the page says so above the final standings, and when the referee
-    # goes away it does not try to reconnect.
     wait_for(page, "document.querySelector('#live-status').innerText.includes('event is over')")
-    assert page.text("#standings h2") == "Final standings · 2 of 2 games played"
+    # Each stream the page opened watched the game it showed.
+    streams = [u for u in page.requested_urls() if "/events" in u]
+    assert streams[-1].endswith(f"/events?game={other}") and len(streams) >= 3, streams
+    # When the referee goes away the page does not try to reconnect.
     page.screenshot(shots / "live-finished.png", full_page=False)
     tournament.stop()
     page.eval("new Promise(done => setTimeout(done, 4000))")  # past the stream's retry: 3000

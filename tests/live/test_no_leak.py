@@ -3,16 +3,20 @@ every byte it sends. No card that is unseen in a running hand may reach it.
 
 A real tournament (duplicate deals: each game's twin, on the same cards, is played after it;
 real bot processes) runs with the real live server; a real HTTP client subscribes before the
-first game. The test taps the match's observer itself (the ledger: when each hand was dealt,
-each decision made and each hand ended, and which cards were public after each decision) and
-checks every event the spectator received against it:
+first game, and for each game that appears another one watches it (``events?game=ID``, as the
+page does: only a watcher is sent a game's hands); at the end of every hand the test also asks
+for the snapshot page of its game (``snapshot?game=ID``), whose embedded events are the state
+at that moment. The test taps the match's observer itself (the ledger: when each hand was
+dealt, each decision made and each hand ended, and which cards were public after each decision)
+and checks every event every stream and snapshot carried against it:
 
 - a masked hand, or a batch of its newest steps, may name only the cards public at its last
   step (the first upcard and the cards discarded face up so far), and may arrive only after
   that step was played;
 - a hand's full cards may arrive only ``DELAY`` seconds after the hand ended and after every
   game dealt from the same deal (its duplicate twin) was recorded, and must be the record's;
-- nothing else (header data, results, standings) may name a card at all.
+- nothing else (header data, results, standings) may name a card at all, and a spectator
+  watching no game is sent no hand.
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ from typing import Any
 
 import aiohttp
 import pytest
+from yarl import URL
 
 from referee.live import LiveConfig, Spectating
 from referee.live.server import live_page
+from referee.live.snapshot import SNAPSHOT_ID
 from referee.match import Observer
 from referee.match.record_gzip import record_stem
 from referee.tournament.config import load_config
@@ -99,7 +105,7 @@ def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
     out = tmp_path / "out"
     games = schedule(config)
     ledger = Ledger()
-    events = asyncio.run(_spectate(config, out, games, ledger))
+    streams = asyncio.run(_spectate(config, out, games, ledger))
 
     expected: dict[tuple[str, str], dict[str, Any]] = {}
     for record in sorted((out / "games").glob("*.jsonl.gz")):
@@ -107,68 +113,111 @@ def test_a_spectator_never_receives_an_unseen_card(tmp_path: Path) -> None:
             expected[(record_stem(record.name), hand["id"])] = hand
     per_deal = Counter(spec.deal_id for spec in games)
 
-    seen_steps: dict[tuple[str, str], int] = {}
+    light = streams.pop("")
+    assert {e.kind for e in light} <= {"config", "match", "standings", "drop", "over"}
+    assert all(cards_in(e.raw) == set() for e in light)
+    snapshots = [name for name in streams if name.startswith("snapshot")]
+    assert len(snapshots) >= len(expected), "a snapshot at the end of every hand"
     full: set[tuple[str, str]] = set()
-    batches = held_by_twin = 0
-    for event in events:
-        data = event.data
-        if event.kind == "hand":
-            hand = data["hand"]
-            key = (data["id"], hand["id"])
-            if hand.get("masked"):
-                step = len(hand["steps"]) - 1
-                check_masked(ledger, event, key, step)
-                seen_steps[key] = step
+    seen: dict[tuple[str, str], int] = {}
+    batches = held_by_twin = masked_in_snapshots = 0
+    for name, events in streams.items():
+        seen_steps: dict[tuple[str, str], int] = {}
+        for event in events:
+            data = event.data
+            if event.kind == "hand":
+                hand = data["hand"]
+                key = (data["id"], hand["id"])
+                if hand.get("masked"):
+                    step = len(hand["steps"]) - 1
+                    check_masked(ledger, event, key, step)
+                    seen_steps[key] = step
+                    masked_in_snapshots += name in snapshots
+                else:
+                    deal_id = ledger.deal_of[key[0]]
+                    twins = ledger.recorded[deal_id]
+                    assert len(twins) == per_deal[deal_id], f"{key} shown before its twin"
+                    assert event.at >= max(twins), f"{key} shown before every twin was recorded"
+                    assert event.at >= ledger.ended[key] + DELAY, f"{key} shown before its delay"
+                    assert json.loads(json.dumps(expected[key])) == hand, f"{key} differs"
+                    held_by_twin += max(twins) > ledger.ended[key] + DELAY
+                    full.add(key)
+            elif event.kind == "steps":
+                key = (data["id"], data["hand"])
+                assert data["from"] == seen_steps[key] + 1, f"{key}: steps skipped or repeated"
+                seen_steps[key] = data["from"] + len(data["steps"]) - 1
+                check_masked(ledger, event, key, seen_steps[key])  # the batch, at its last step
+                batches += name not in snapshots
             else:
-                deal_id = ledger.deal_of[key[0]]
-                twins = ledger.recorded[deal_id]
-                assert len(twins) == per_deal[deal_id], f"{key} shown before its twin was played"
-                assert event.at >= max(twins), f"{key} shown before every twin was recorded"
-                assert event.at >= ledger.ended[key] + DELAY, f"{key} shown before end + delay"
-                assert json.loads(json.dumps(expected[key])) == hand, f"{key} differs"
-                held_by_twin += max(twins) > ledger.ended[key] + DELAY
-                full.add(key)
-        elif event.kind == "steps":
-            key = (data["id"], data["hand"])
-            assert data["from"] == seen_steps[key] + 1, f"{key}: steps skipped or repeated"
-            seen_steps[key] = data["from"] + len(data["steps"]) - 1
-            check_masked(ledger, event, key, seen_steps[key])  # the batch, at its last step
-            batches += 1
-        else:
-            assert event.kind in ("config", "match", "standings", "drop", "over", "end"), event.kind
-            assert cards_in(event.raw) == set(), f"a card in a {event.kind} event: {event.raw}"
+                allowed = ("config", "match", "standings", "drop", "over", "end")
+                assert event.kind in allowed, event.kind
+                assert cards_in(event.raw) == set(), f"a card in a {event.kind} event: {event.raw}"
+        for key, step in seen_steps.items():
+            seen[key] = max(seen.get(key, -1), step)
     # Not vacuous: every step of every hand was seen masked (in batches while the hand was in
     # play, or with the masked hand), then every hand in full.
     assert full == set(expected) and len(expected) >= 4
-    assert {key: n + 1 for key, n in seen_steps.items()} == {
+    assert {key: n + 1 for key, n in seen.items()} == {
         key: len(steps) for key, steps in ledger.steps.items()
     }
     assert batches > 0, "no step was sent while its hand was in play: the test proves less"
     assert held_by_twin > 0, "no hand was ever held back for its twin: the test proves less"
+    assert masked_in_snapshots > 0, "no snapshot showed a withheld hand: the test proves less"
 
 
-async def _spectate(config: Any, out: Path, games: Any, ledger: Ledger) -> list[Event]:
+async def _spectate(config: Any, out: Path, games: Any, ledger: Ledger) -> dict[str, list[Event]]:
     """Run the tournament with a spectator subscribed from before the first game to after the
-    last release; returns every event it received."""
+    last release, one watching each game from when it appears, and a snapshot of a game at the
+    end of each of its hands; returns every event each received (the light stream's under
+    ``""``, a watcher's under its game, snapshots under ``snapshot N``)."""
     live = Spectating("127.0.0.1", 0, LiveConfig(delay=DELAY), out / "tournament.sqlite", games)
     hands_total = 0
     all_released = asyncio.Event()
     full: set[tuple[str, str]] = set()
+    streams: dict[str, list[Event]] = {}
+    watchers: list[Spectator] = []
+    tasks: list[asyncio.Future[None]] = []
+    snapshots: list[asyncio.Future[None]] = []
 
     def check_released() -> None:
         if hands_total and len(full) >= hands_total:
             all_released.set()
 
-    def on_event(event: Event) -> None:
+    def on_watched(event: Event) -> None:
         if event.kind == "hand" and not event.data["hand"].get("masked"):
             full.add((event.data["id"], event.data["hand"]["id"]))
+        elif event.kind == "end":  # the hand is over, its cards not yet due
+            snapshots.append(asyncio.ensure_future(snap(event.data["id"])))
         check_released()
+
+    async def snap(game: str) -> None:
+        name = f"snapshot {len(streams)}"
+        streams[name] = []
+        async with session.get(URL(live.url + "snapshot").with_query(game=game)) as resp:
+            assert resp.status == 200
+            body = await resp.text()
+        reader = Spectator("")
+        at = time.monotonic()
+        head = f'<script type="application/json" id="{SNAPSHOT_ID}">'
+        text = json.loads(body.split(head, 1)[1].split("</script>", 1)[0])
+        reader._parse(text.encode(), at)
+        streams[name] = reader.events
+
+    def on_light(event: Event) -> None:
+        if event.kind == "match" and event.data["id"] not in streams:
+            game = event.data["id"]
+            watcher = Spectator(str(URL(live.url + "events").with_query(game=game)))
+            watcher.on_event = on_watched
+            streams[game] = watcher.events
+            watchers.append(watcher)
+            tasks.append(asyncio.ensure_future(watcher.run(session)))
 
     def on_game(outcome: GameOutcome) -> None:
         ledger.recorded[outcome.spec.deal_id].append(time.monotonic())
         live.on_game(outcome)
 
-    spectator = Spectator("", on_event=on_event)
+    spectator = Spectator("", on_event=on_light)
+    streams[""] = spectator.events
     page, _ = live_page()
     async with aiohttp.ClientSession() as session, live:
         spectator.url = live.url + "events"
@@ -187,6 +236,8 @@ async def _spectate(config: Any, out: Path, games: Any, ledger: Ledger) -> list[
         hands_total = len(ledger.ended)
         check_released()
         await asyncio.wait_for(all_released.wait(), 30)
-    await asyncio.wait_for(listener, 30)  # the server closed: the stream ends
-    assert spectator.leftover() == b""
-    return spectator.events
+        await asyncio.wait_for(asyncio.gather(*snapshots), 30)
+    await asyncio.wait_for(asyncio.gather(listener, *tasks), 30)  # the server closed
+    assert spectator.leftover() == b"" and all(w.leftover() == b"" for w in watchers)
+    assert all(w.status == 200 for w in watchers) and len(watchers) == len(games)
+    return streams

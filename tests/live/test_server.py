@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 import socket
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from referee.cli import main
 from referee.live import LiveConfig, LiveHub, LiveServer, parse_address
+from referee.live.stream import Spectator as Queue
 from referee.tournament.store import SqliteStore
 from tests.e2e.helpers import GREEDY, RANDOM
 from tests.live.spectator import Event, Spectator
@@ -112,6 +114,60 @@ async def test_a_spectator_that_stops_reading_is_dropped_and_its_stream_closed(
             assert fresh.events[1].data == big
     finally:
         sock.close()
+        await server.close()
+
+
+@pytest.mark.asyncio
+async def test_a_stream_is_gzipped_for_a_client_that_accepts_it() -> None:
+    hub = LiveHub(LiveConfig())
+    rows = [{"name": f"bot{i}", "games": i, "wins": i, "draws": 0, "losses": 0, "score": 0.5,
+             "rating": 0.0, "rating_low": -1.0, "rating_high": 1.0, "faults": 0}
+            for i in range(200)]  # fmt: skip
+    hub.set_standings({**STANDINGS, "bots": rows})
+    server = LiveServer(hub)
+    url = await server.start()
+    try:
+        async with aiohttp.ClientSession(auto_decompress=False) as session:
+            plain = await session.get(url + "events", headers={"Accept-Encoding": "identity"})
+            zipped = await session.get(url + "events", headers={"Accept-Encoding": "br, gzip"})
+            refused = await session.get(url + "events", headers={"Accept-Encoding": "gzip;q=0"})
+            hub.finish(complete=True)
+            await server.close()  # the streams end: the compressed one with its checksum
+            bodies = [await r.read() for r in (plain, zipped, refused)]
+        assert [r.headers.get("Content-Encoding") for r in (plain, zipped, refused)] == [
+            None,
+            "gzip",
+            None,
+        ]
+        assert zlib.decompress(bodies[1], 16 + zlib.MAX_WBITS) == bodies[0] == bodies[2]
+        assert b"event: over" in bodies[0] and len(bodies[1]) < len(bodies[0]) / 4
+    finally:
+        await server.close()
+
+
+@pytest.mark.asyncio
+async def test_a_spectator_that_goes_frees_its_slot_at_once() -> None:
+    hub = LiveHub(LiveConfig(max_spectators=1))
+    server = LiveServer(hub)
+    url = await server.start()
+    gone = asyncio.Event()
+    unsubscribe = hub.unsubscribe
+
+    def left(spectator: Queue) -> None:
+        unsubscribe(spectator)
+        gone.set()
+
+    hub.unsubscribe = left  # type: ignore[method-assign]
+    try:
+        async with aiohttp.ClientSession() as session:
+            for game in ("g1", "g2"):  # a page that watches one game, then another
+                async with session.get(url + "events", params={"game": game}) as resp:
+                    assert resp.status == 200  # not 503: the first stream's slot is free
+                    assert hub.spectators and next(iter(hub.spectators)).game == game
+                await asyncio.wait_for(gone.wait(), 10)  # nothing was published meanwhile
+                gone.clear()
+                assert not hub.spectators
+    finally:
         await server.close()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.match.record import RecordError, read_record_lines
+from referee.match.record import RecordError, read_record_lines, replay_record
 from referee.match.record_gzip import compress_record
 from referee.rules import DECK
 from referee.view.page import embed_json
@@ -24,7 +24,9 @@ pytestmark = pytest.mark.timeout(120)
 def test_every_step_holds_the_52_cards_and_the_decisions_match_the_record(record: Path) -> None:
     data = match_data(record)
     hand_lines = [rec for _, rec in read_record_lines(record) if rec["type"] == "hand"]
-    assert data["names"] == ["greedy-bot", "random-bot"]
+    # The organiser's names (here the command line's), the bots' own names as a detail.
+    assert data["names"] == ["greedy_bot", "random_bot"]
+    assert data["self_names"] == ["greedy-bot", "random-bot"]
     assert len(data["hands"]) == len(hand_lines) > 2
     for hand, line in zip(data["hands"], hand_lines, strict=True):
         assert len(hand["steps"]) == len(line["actions"]) + 1
@@ -182,3 +184,12 @@ def test_the_rating_plot_draws_what_exists() -> None:
         "+inf",
         "-inf",
     ]
+
+
+def test_replay_names_the_seats_as_the_organiser_did(record: Path) -> None:
+    lines = replay_record(record).lines
+    assert "greedy_bot calls itself greedy-bot" in lines
+    assert "random_bot calls itself random-bot" in lines
+    hands = [line for line in lines if line.startswith("game 0 hand 0:")]
+    assert hands and "greedy_bot: " in hands[0] and "random_bot: " in hands[0]
+    assert not any("greedy-bot:" in line or "(random-bot)" in line for line in lines)

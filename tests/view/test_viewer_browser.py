@@ -46,7 +46,10 @@ def test_the_page_shows_the_deal_and_steps_through_the_decisions(
     data = match_data(record)
     first = data["hands"][0]
     page = open_page(browser, page_file)
-    assert page.text("#title") == "greedy-bot vs random-bot"
+    assert page.text("#title") == "greedy_bot vs random_bot"  # the names the referee was given
+    aka = "greedy_bot calls itself greedy-bot; random_bot calls itself random-bot"
+    assert page.eval("document.querySelector('#title').title") == aka
+    assert page.text("#meta").startswith(aka.replace("; ", " \u00b7 "))
     assert page.text("#step-label") == f"step 0 / {len(first['steps']) - 1}"
     for seat in (0, 1):
         assert seat_cards(page, seat) == snapshot_cards(first["steps"][0], seat)
@@ -75,15 +78,15 @@ def test_the_page_shows_the_deal_and_steps_through_the_decisions(
     assert f"scores {result['points']}" in text
     winner = data["names"][result["winner"]]
     assert f"{winner} scores" in text
-    assert f"Game 1 score: greedy-bot {first['scores_after'][0]}" in text
+    assert f"Game 1 score: greedy_bot {first['scores_after'][0]}" in text
     for meld in result["melds"][result["knocker"]]:
         assert f"[{','.join(meld.split())}]" in json.dumps(
             page.eval("[...document.querySelectorAll('#result .meld')].map(m => "
                       "[...m.querySelectorAll('.card')].map(c => c.dataset.card))")
         ).replace(" ", "").replace('"', "")  # fmt: skip
     assert page.text("#scoreboard").split() == [
-        "GAMES", "WON", "GAME", "1", "greedy-bot", "0", str(first["scores_after"][0]),
-        "random-bot", "0", str(first["scores_after"][1]),
+        "GAMES", "WON", "GAME", "1", "greedy_bot", "0", str(first["scores_after"][0]),
+        "random_bot", "0", str(first["scores_after"][1]),
     ]  # fmt: skip
     page.screenshot(shots / "viewer-hand-end.png")
     page.key("ArrowRight")
@@ -109,7 +112,7 @@ def test_a_hand_link_keys_and_buttons_reach_every_hand(
     for seat in (0, 1):
         assert seat_cards(page, seat) == snapshot_cards(last["steps"][4], seat)
     page.key("End")
-    assert "Match over: greedy-bot wins the match" in page.text("#result")
+    assert "Match over: greedy_bot wins the match" in page.text("#result")
     games_won = data["match_end"]["games_won"]
     assert f"games won {games_won[0]}\u2013{games_won[1]}" in page.text("#result")
     page.key("Home")
@@ -148,19 +151,24 @@ def test_faults_and_forfeits_are_shown_and_names_stay_text(
     result = asyncio.run(play(GREEDY, bad("crash", 6), tmp_path))
     assert result.record_path is not None
     record = Path(result.record_path)
-    hostile = "<img src=x onerror=window.pwned=1>"
-    lines = record.read_text().splitlines()
-    lines = [json.dumps({"type": "seats", "names": ["greedy-bot", hostile]})
-             if json.loads(line)["type"] == "seats" else line for line in lines]  # fmt: skip
-    record.write_text("\n".join(lines) + "\n")
+    hostile = "<img src=x onerror=window.pwned=1>"  # an organiser's name, and a bot's own
+    own = "<img src=y onerror=window.pwned=2>"
+    recs = [json.loads(line) for line in record.read_text().splitlines()]
+    for rec in recs:
+        if rec["type"] == "header":
+            rec["seats"] = ["greedy", hostile]
+        elif rec["type"] == "seats":
+            rec["names"] = ["greedy-bot", own]
+    record.write_text("".join(json.dumps(rec) + "\n" for rec in recs))
     out = tmp_path / "fault.html"
     assert main(["view", str(record), "-o", str(out)]) == 0
     page = open_page(browser, out)
-    assert page.text("#title") == f"greedy-bot vs {hostile}"
+    assert page.text("#title") == f"greedy vs {hostile}"
+    assert f"{hostile} calls itself {own}" in page.text("#meta")
     page.key("End")
     faults = page.text("#hand-faults")
     assert f"Fault: {hostile} \u2014 crash" in faults and "crashing on purpose" in faults
-    assert "Forfeit: greedy-bot wins the hand" in page.text("#result")
+    assert "Forfeit: greedy wins the hand" in page.text("#result")
     assert page.eval("window.pwned === undefined && document.querySelectorAll('img').length === 0")
     page.screenshot(shots / "viewer-fault.png")
     assert page.errors() == []

@@ -1,13 +1,16 @@
 /* gin-referee live page: follows the referee's server-sent events (referee/live/hub.py) and
  * draws the chosen game with the replay page's GinViewer (viewer.js, inlined before this).
  *
- * Events: `config` (the card delay), `match` (a game's header data and results), `hand` (one
+ * Events: `config` (the card delay), `match` (a game's header data, progress and results), `hand` (one
  * hand in the replay data's form, masked while its cards are withheld: its steps give each
  * seat's hand size only), `steps` (the newest steps of a masked hand, from index `from`), `end`
  * (a masked hand is over: its public result; `match` carries only the keys that changed),
  * `standings`, `leaderboard` (a ladder's ratings, best first), `drop` (a game leaves the page), `over` (the tournament ended: the page stops
  * reconnecting and says so above the final standings). On (re)connection the server
  * sends the whole current state first, so the page starts from nothing each time.
+ * `hand`, `steps` and `end` come for the game the page watches only (`events?game=ID`): when
+ * the page shows another game it connects again, watching that one. A snapshot
+ * (`snapshot?game=ID`) has those events embedded (element gin-live-snapshot) and no stream.
  * Text from bots and the record only ever goes through textContent (GinCards.h).
  */
 "use strict";
@@ -16,6 +19,9 @@
   const h = global.GinCards.h;
   const games = new Map();
   let viewer = null, shown = null, pending = false, delay = null, mark = null, standings = null, ended = null;
+  let watching; // the game the stream was opened for (undefined: none opened yet)
+  let lost = false; // the event is over and the referee has gone: no game can be loaded now
+  const snapshot = document.getElementById("gin-live-snapshot");
   const el = (id) => document.getElementById(id);
 
   function game(id) {
@@ -57,7 +63,7 @@
     leaderboard(msg) { renderLeaderboard(msg); },
     over(msg) {
       ended = msg;
-      global.liveSource.close();
+      if (global.liveSource) global.liveSource.close();
       const status = el("live-status");
       status.textContent = board ? "the ladder has stopped: the last leaderboard" : msg.complete ? "the event is over: final standings" : "the referee stopped before the last game";
       status.className = "live-status done";
@@ -91,8 +97,8 @@
   function label(data) {
     const end = data.match_end, names = data.names;
     if (data.status !== "over") {
-      const hand = data.hands[data.hands.length - 1];
-      return hand ? `game ${hand.game + 1}, hand ${hand.hand + 1}` : "starting";
+      const at = data.at || data.hands[data.hands.length - 1];
+      return at ? `game ${at.game + 1}, hand ${at.hand + 1}` : "starting";
     }
     if (!end) return "over";
     return end.winner === null || end.winner === undefined ? "draw" : `${names[end.winner]} wins`;
@@ -101,9 +107,11 @@
   function renderGames() {
     const list = [...games.values()];
     const playing = list.filter((d) => d.status !== "over"), over = list.filter((d) => d.status === "over");
-    if (!shown || !games.has(shown)) shown = (playing[0] || over[over.length - 1] || {}).match_id || null;
+    // A game gone from the page gives way to the first in play (not while a new stream's
+    // state is still to come: the page is empty then).
+    if (!shown || (games.size && !games.has(shown))) shown = (playing[0] || over[over.length - 1] || {}).match_id || null;
     const button = (d) => h("button", { type: "button", class: "live-game " + (d.status === "over" ? "over" : "playing") + (d.match_id === shown ? " current" : ""),
-      "data-id": d.match_id, "aria-pressed": d.match_id === shown ? "true" : "false", onclick: () => { shown = d.match_id; render(true); } },
+      "data-id": d.match_id, "aria-pressed": d.match_id === shown ? "true" : "false", title: global.GinViewer.aka(d).join("; ") || null, onclick: () => choose(d.match_id) },
       h("span", { class: "lg-names" }, `${d.names[0]} vs ${d.names[1]}`),
       h("span", { class: "lg-state" }, `${d.status === "over" ? "over" : "playing"} \u00b7 ${label(d)}`));
     el("games").replaceChildren(
@@ -111,10 +119,29 @@
       ...(over.length ? [h("span", { class: "lg-head" }, "finished")] : []), ...over.slice().reverse().map(button));
   }
 
+  /* Open the stream again, watching ``game`` (its hands come on it). */
+  function watch(game) {
+    if (global.liveSource) global.liveSource.close();
+    watching = game;
+    mark = null;
+    connect();
+  }
+
+  function choose(id) {
+    if (snapshot) { global.location.search = "?game=" + encodeURIComponent(id); return; }
+    shown = id;
+    render(true);
+  }
+
   function render(switched) {
     renderGames();
+    if (!snapshot && !lost && shown !== watching && (shown || watching === undefined)) {
+      watch(shown);
+      switched = true;
+    }
     const wait = delay === null ? "" : delay > 0 ? `${delay} s after its hand ends` : "when its hand ends";
-    el("live-note").textContent = wait && `Cards are face down while a hand is in play; they are shown ${wait}, once no game still to be played deals the same cards.`;
+    const unseen = lost ? " The referee has stopped: a game whose hands were not loaded before cannot be shown now (its replay page has them)." : "";
+    el("live-note").textContent = (wait && `Cards are face down while a hand is in play; they are shown ${wait}, once no game still to be played deals the same cards.`) + unseen;
     const data = shown && games.get(shown);
     if (!data) {
       if (viewer) { viewer = null; el("app").replaceChildren(h("p", { class: "live-empty" }, "No game yet.")); }
@@ -130,8 +157,8 @@
     const follow = switched || !mark || (viewer.hand === mark.hand && viewer.step === mark.step);
     viewer.update(data);
     const last = data.hands.length - 1;
-    if (follow) viewer.go(last, Infinity, false);
-    mark = { hand: last, step: last >= 0 ? data.hands[last].steps.length - 1 : 0 };
+    if (follow && last >= 0) viewer.go(last, Infinity, false);
+    mark = last >= 0 ? { hand: last, step: data.hands[last].steps.length - 1 } : null;
   }
 
   function elo(x) {
@@ -177,16 +204,38 @@
   }
 
   function connect() {
-    const source = new EventSource("events");
+    const source = new EventSource(watching ? "events?game=" + encodeURIComponent(watching) : "events");
     source.onopen = () => { games.clear(); ended = null; el("live-status").textContent = "live"; el("live-status").className = "live-status on"; };
-    source.onerror = () => { el("live-status").textContent = "reconnecting\u2026"; el("live-status").className = "live-status off"; };
+    source.onerror = () => {
+      if (ended) { source.close(); lost = true; later(); return; } // the event is over: no retry
+      el("live-status").textContent = "reconnecting\u2026"; el("live-status").className = "live-status off";
+    };
     for (const [kind, handle] of Object.entries(handlers)) {
       source.addEventListener(kind, (event) => { handle(JSON.parse(event.data)); later(); });
     }
     global.liveSource = source;
   }
 
-  global.GinLive = { games, render: () => render(), viewer: () => viewer, shown: () => shown };
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", connect);
-  else connect();
+  /* A snapshot: the events the stream would have sent first, drawn once. */
+  function still() {
+    const text = JSON.parse(snapshot.textContent);
+    for (const block of text.split("\n\n")) {
+      const m = /^event: (\w+)\ndata: (.*)$/s.exec(block);
+      if (m && handlers[m[1]]) handlers[m[1]](JSON.parse(m[2]));
+    }
+    const asked = new URLSearchParams(global.location.search).get("game");
+    if (games.has(asked)) shown = asked;
+    renderGames(); // picks the game shown first, as the server did
+    watching = shown;
+    if (!ended) {
+      el("live-status").textContent = `snapshot at ${new Date().toLocaleTimeString()} (reload for a newer one)`;
+      el("live-status").className = "live-status off";
+    }
+    render(true);
+  }
+
+  global.GinLive = { games, render: () => render(), viewer: () => viewer, shown: () => shown, watching: () => watching };
+  const start = snapshot ? still : () => render();
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })(window);

@@ -131,11 +131,12 @@
 
     update(data) {
       this.data = data;
-      const names = data.names;
+      const names = data.names, aka = GinViewer.aka(data);
       this.el.title.textContent = `${names[0]} vs ${names[1]}`;
+      this.el.title.title = aka.join("; ");
       document.title = `${names[0]} vs ${names[1]} \u2014 gin-referee`;
       const tc = data.time_control || {};
-      const bits = [data.match_id && data.match_id !== "match" && `match id ${data.match_id}`, data.rules && `${data.rules.name} rules`,
+      const bits = [...aka,data.match_id && data.match_id !== "match" && `match id ${data.match_id}`, data.rules && `${data.rules.name} rules`,
         tc.move_ms !== undefined && `${tc.move_ms / 1000} s a move + ${tc.bank_ms / 1000} s bank a game`,
         data.policy && `faults: ${data.policy}`, data.seed !== undefined && data.seed !== null && `seed ${data.seed}`,
         data.complete === false && "record incomplete (no match end)"];
@@ -147,6 +148,14 @@
       const loose = data.faults.filter((f) => !this.handOf(f));
       this.el["match-faults"].replaceChildren(...(loose.length ? [h("h2", {}, "Faults outside a hand"), ...loose.map((f) => this.fault(f))] : []));
       this.go(Math.min(this.hand, Math.max(0, data.hands.length - 1)), this.step, false);
+    }
+
+    /* The organiser's names are the names; where a bot called itself otherwise in its hello
+     * (`self_names`), a detail says so: "random calls itself random-bot". */
+    static aka(data) {
+      const own = data.self_names || [];
+      return [0, 1].filter((seat) => own[seat] && own[seat] !== data.names[seat])
+        .map((seat) => `${data.names[seat]} calls itself ${own[seat]}`);
     }
 
     handOf(fault) {
