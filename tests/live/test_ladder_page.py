@@ -61,6 +61,10 @@ async def test_the_ladder_page_seals_pairs_and_serves_the_leaderboard() -> None:
         assert "fingerprint" not in page["players"][0]  # the page shows only its columns
         async with session.get(live.url + "leaderboard.json") as reply:
             assert len((await reply.json())["players"]) == LEADERBOARD_ROWS + 5
+        async with session.get(live.url + "snapshot") as reply:  # the page at one moment
+            assert reply.status == 200
+            text = await reply.text()
+        assert "leaderboard" in text and "p0.v1" in text and "fingerprint" not in text
 
 
 @pytest.mark.asyncio
