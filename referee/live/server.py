@@ -12,6 +12,9 @@ encodes each event once.
 ``GET /events?game=ID`` watches a game: its hands and decisions are sent too (the page asks for
 the game it shows). ``GET /snapshot[?game=ID]`` is the page at that moment with no stream
 (:mod:`referee.live.snapshot`): it finishes loading, so a headless browser's screenshot returns.
+A snapshot is built at most once per :data:`SNAPSHOT_TTL` for each game it can show, so a flood
+of requests costs the referee's loop a lookup each, not a page each (a cached page is older,
+never ahead of the card delay).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import asyncio
 import base64
 import hashlib
 import ipaddress
+import time
 from importlib import resources
 
 from aiohttp import web
@@ -93,6 +97,10 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, port
 
 
+SNAPSHOT_TTL = 0.5
+"""Seconds a built snapshot is served again to later requests for the same game."""
+
+
 class LiveServer:
     """Serves a hub's page and event stream on ``host:port`` (port 0: any free port)."""
 
@@ -104,6 +112,9 @@ class LiveServer:
         self.write_timeout = write_timeout
         self._page, self._policy = live_page()
         self._runner: web.AppRunner | None = None
+        self._snapshots: dict[str | None, tuple[float, bytes]] = {}
+        """Game shown -> (when built, page): at most one entry per game on the page."""
+        self.snapshots_built = 0
         self.url = ""
 
     async def start(self) -> str:
@@ -206,7 +217,21 @@ class LiveServer:
         return response
 
     async def _snapshot(self, request: web.Request) -> web.Response:
-        page, _ = live_page(snapshot_data(self.hub, request.query.get("game")))
+        asked = watched(request.query.get("game"))
+        shown = asked if asked in self.hub.matches else self.hub.shown()
+        now = time.monotonic()
+        cached = self._snapshots.get(shown)
+        if cached is not None and now - cached[0] < SNAPSHOT_TTL:
+            page = cached[1]
+        else:
+            page, _ = live_page(snapshot_data(self.hub, shown))
+            self.snapshots_built += 1
+            self._snapshots = {
+                game: built
+                for game, built in self._snapshots.items()
+                if now - built[0] < SNAPSHOT_TTL and game in self.hub.matches
+            }
+            self._snapshots[shown] = (now, page)
         return web.Response(
             body=page, content_type="text/html", charset="utf-8", headers=self._headers()
         )

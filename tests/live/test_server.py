@@ -4,6 +4,7 @@ that stops reading (dropped, its stream closed, never buffered without limit), t
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import socket
 import zlib
@@ -15,6 +16,7 @@ import pytest
 
 from referee.cli import main
 from referee.live import LiveConfig, LiveHub, LiveServer, parse_address
+from referee.live.server import SNAPSHOT_TTL
 from referee.live.stream import Spectator as Queue
 from referee.tournament.store import SqliteStore
 from tests.e2e.helpers import GREEDY, RANDOM
@@ -201,3 +203,27 @@ def test_the_tournament_command_serves_the_live_page_while_it_runs(
     assert re.search(r"^spectators: http://127\.0\.0\.1:\d+/$", err, re.MULTILINE), err
     with SqliteStore.open(out / "tournament.sqlite") as store:
         assert store.counts()["done"] == 2
+
+
+@pytest.mark.asyncio
+async def test_a_flood_of_snapshots_builds_a_page_at_most_twice_a_second() -> None:
+    """Each snapshot request used to build the whole page on the referee's loop; now a page
+    is built once per SNAPSHOT_TTL for the game it shows, and the rest are served from it."""
+    hub = LiveHub(LiveConfig())
+    hub.set_standings(STANDINGS)
+    server = LiveServer(hub)
+    url = await server.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            start = asyncio.get_running_loop().time()
+            bodies = set()
+            for _ in range(200):
+                async with session.get(url + "snapshot", params={"game": "x" * 40}) as reply:
+                    assert reply.status == 200
+                    bodies.add(await reply.read())
+            elapsed = asyncio.get_running_loop().time() - start
+        assert 1 <= server.snapshots_built <= 1 + math.ceil(elapsed / SNAPSHOT_TTL)
+        assert len(bodies) <= server.snapshots_built
+        assert all(b"games_total" in body for body in bodies)  # the standings are in each
+    finally:
+        await server.close()
