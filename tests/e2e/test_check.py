@@ -68,7 +68,9 @@ async def test_python_sample_bots_pass(bot: str) -> None:
     assert status(report)["multi_match"] == "pass"
     assert "inline_events and multi_match" in report.item("hello").detail
     assert report.max_ms is not None and report.median_ms is not None
-    assert 0 < report.median_ms <= report.max_ms
+    # The times are what the referee charges: a reply that came while its loop was busy is
+    # stamped at that busy turn's start, so on a loaded machine most can be 0 (the median too).
+    assert 0 <= report.median_ms <= report.max_ms and report.max_ms > 0
 
 
 @pytest.mark.asyncio
