@@ -32,9 +32,9 @@ import statistics
 import time
 from collections.abc import Callable
 
+from bench.bench_rules import ours_hands_per_second
 from bench.common import machine
 from referee.env import GinRummyEnv, env
-from referee.rules import STANDARD, apply, deal, legal_actions, shuffled_deck
 from referee.toolkit import BotOpponentEnv
 
 Loop = Callable[[float, int], tuple[float, float]]
@@ -68,20 +68,9 @@ def env_loop(make: Callable[[], object]) -> Loop:
 
 
 def rules_loop(seconds: float, seed: int) -> tuple[float, float]:
-    """Random legal hands on the plain rules API."""
-    rng = random.Random(seed)
-    steps = hands = 0
-    start = time.perf_counter()
-    deadline = start + seconds
-    while time.perf_counter() < deadline:
-        state = deal(STANDARD, shuffled_deck(rng), dealer=hands & 1)
-        while not state.is_over:
-            legal = legal_actions(state)
-            state = apply(state, legal[int(rng.random() * len(legal))])
-            steps += 1
-        hands += 1
-    elapsed = time.perf_counter() - start
-    return steps / elapsed, hands / elapsed
+    """Random legal hands on the plain rules API (bench_rules' loop): steps/s and hands/s."""
+    hands_per_second, decisions_per_hand = ours_hands_per_second(seconds, seed)
+    return hands_per_second * decisions_per_hand, hands_per_second
 
 
 def openspiel_loop(observe: bool) -> Loop | str:

@@ -144,7 +144,19 @@ def _drop(peer: bytes, data: bytes) -> bool:
     return True
 
 
-class PuppetLink(SeatLink):
+class InProcessLink(SeatLink):
+    """A seat with no bot process and no connection behind it: bound at once, never pinged."""
+
+    def bind_here(self, peer: bytes, name: str) -> None:
+        """Bind the seat as if ``name`` had said hello from ``peer``, now."""
+        loop = asyncio.get_running_loop()
+        self.bind(peer, Hello(1, name, self.token), multi_match=False, arrived=loop.time())
+
+    def start_heartbeat(self) -> None:
+        """No pings: no connection is behind this seat."""
+
+
+class PuppetLink(InProcessLink):
     """A seat that plays itself (see the module docstring)."""
 
     def __init__(
@@ -166,11 +178,7 @@ class PuppetLink(SeatLink):
         self.requests = 0
         """Requests answered so far."""
         self._handle: asyncio.TimerHandle | None = None
-        loop = asyncio.get_running_loop()
-        self.bind(b"puppet", Hello(1, name, self.token), multi_match=False, arrived=loop.time())
-
-    def start_heartbeat(self) -> None:
-        """A puppet needs no pings."""
+        self.bind_here(b"puppet", name)
 
     def ask(
         self,
@@ -209,7 +217,7 @@ class PuppetLink(SeatLink):
         super().close()
 
 
-class LearnerLink(SeatLink):
+class LearnerLink(InProcessLink):
     """The learner's seat (see the module docstring): no bot process, no pings, no deadline.
 
     Every request sent to it, and every ``hand_end``, ``game_end`` and ``match_end``, is put
@@ -222,11 +230,7 @@ class LearnerLink(SeatLink):
             seat=seat, token=f"learner-{seat}", send_bytes=self._receive, control=control,
             name=name,
         )  # fmt: skip
-        loop = asyncio.get_running_loop()
-        self.bind(b"learner", Hello(1, name, self.token), multi_match=False, arrived=loop.time())
-
-    def start_heartbeat(self) -> None:
-        """No pings: no connection is behind this seat."""
+        self.bind_here(b"learner", name)
 
     def _receive(self, peer: bytes, data: bytes) -> bool:
         msg = decode(data)
