@@ -21,6 +21,7 @@ setup(
         Extension(
             "referee.rules._legal",
             sources=["referee/rules/_legal.c"],
+            depends=["referee/rules/_positions.h"],
             optional=True,
             extra_compile_args=["-O2"],
         ),
@@ -33,6 +34,7 @@ setup(
         Extension(
             "referee.env._observe",
             sources=["referee/env/_observe.c"],
+            depends=["referee/rules/_positions.h"],
             optional=True,
             extra_compile_args=["-O2"],
         ),

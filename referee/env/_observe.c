@@ -14,6 +14,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+
+#include "../rules/_positions.h"
 #include <string.h>
 
 enum { F_DECK, F_HANDS, F_STOCK_POS, F_PILE, F_PHASE, F_TO_ACT, F_TAKEN, F_KNOWN, N_FIELDS };
@@ -38,25 +40,12 @@ static PyObject *setup(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "setup: wrong number of fields, phases or offsets");
         return NULL;
     }
-    state_min_size = 0;
-    for (Py_ssize_t i = 0; i < N_FIELDS; i++) {
-        field[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(fields, i));
-        if (field[i] < 0) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "setup: a field position is negative");
-            return NULL;
-        }
-        if (field[i] + 1 > state_min_size)
-            state_min_size = field[i] + 1;
-    }
-    for (Py_ssize_t i = 0; i < N_OFFSETS; i++) {
-        offset[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, i));
-        if (offset[i] < 0) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "setup: an offset is negative");
-            return NULL;
-        }
-    }
+    ready = 0; /* a failed setup leaves the helper unusable, never half set up */
+    state_min_size = read_positions(fields, field, N_FIELDS, "a field position");
+    if (state_min_size < 0)
+        return NULL;
+    if (read_positions(offsets, offset, N_OFFSETS, "an offset") < 0)
+        return NULL;
     for (int i = 0; i < 4; i++) {
         Py_XDECREF(phase_obj[i]);
         phase_obj[i] = Py_NewRef(PyTuple_GET_ITEM(phases, i));

@@ -16,6 +16,8 @@
 #include <Python.h>
 #include <stdint.h>
 
+#include "_positions.h"
+
 enum { F_RULES, F_HANDS, F_PHASE, F_TO_ACT, F_PASSES, F_TAKEN, F_KNOCK_LIMIT, N_FIELDS };
 enum { P_FIRST, P_DRAW, P_DISCARD, P_OVER, N_PHASES };
 
@@ -73,17 +75,10 @@ static PyObject *setup(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "setup: wrong fields, phases, answers or actions");
         return NULL;
     }
-    state_min_size = 0;
-    for (Py_ssize_t i = 0; i < N_FIELDS; i++) {
-        field[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(fields, i));
-        if (field[i] < 0) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "setup: a field position is negative");
-            return NULL;
-        }
-        if (field[i] + 1 > state_min_size)
-            state_min_size = field[i] + 1;
-    }
+    ready = 0; /* a failed setup leaves the helper unusable, never half set up */
+    state_min_size = read_positions(fields, field, N_FIELDS, "a field position");
+    if (state_min_size < 0)
+        return NULL;
     PyObject **fixed[4] = {&first_upcard, &stock_only, &draw, &over};
     for (int i = 0; i < 4; i++)
         if (take_tuple(PyTuple_GET_ITEM(answers, i), fixed[i], -1, "an answer") < 0)

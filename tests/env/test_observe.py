@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.encoding import encode_view, hand_bits
+import referee.env.observe as observe_module
+from protocol.encoding import PHASE_INDEX, encode_view, hand_bits
 from referee.env import ACTIONS
 from referee.env.aec import legal_mask
 from referee.env.observe import (
@@ -40,6 +41,7 @@ from referee.rules import (
     legal_actions,
     observe,
 )
+from referee.rules.compiled import compiled_module
 from tests.rules.test_compiled import played
 
 pytestmark = pytest.mark.timeout(120)
@@ -140,3 +142,27 @@ def test_the_compiled_writer_refuses_what_it_does_not_know() -> None:
     with pytest.raises(TypeError, match="fixed"):
         fill(np.empty(SIZE, np.int8), state, 0, stock, bytes(3), 0)
     assert target == 100
+
+
+@pytest.mark.skipif(
+    not COMPILED and not REQUIRED,
+    reason="the compiled observation writer was not built here (no C compiler at install)",
+)
+def test_a_failed_setup_leaves_the_writer_unusable_until_set_up_again() -> None:
+    """setup() reads positions the Python side owns (referee/rules/_positions.h): a bad one is
+    refused, naming it, and the writer refuses to run on half of a layout."""
+    module = compiled_module("referee.env._observe")
+    assert module is not None and fill is not None
+    state, _ = reach(PRESETS["standard"], 3, 5, knock_first=False)
+    stock, fixed = stock_masks(state.deck), bytes(SIZE)
+    phases = tuple(sorted(Phase, key=lambda phase: PHASE_INDEX[phase.value]))
+    try:
+        with pytest.raises(ValueError, match="a field position is negative"):
+            module.setup((0, 1, -2, 3, 4, 5, 6, 7), phases, tuple(range(10)))
+        with pytest.raises(RuntimeError, match="setup"):
+            fill(np.empty(SIZE, np.int8), state, 0, stock, fixed, 0)
+        with pytest.raises(ValueError, match="an offset is negative"):
+            module.setup(tuple(range(8)), phases, (0, 1, 2, -1, 4, 5, 6, 7, 8, 9))
+    finally:
+        assert observe_module._compiled() is not None  # the real layout again
+    fill(np.empty(SIZE, np.int8), state, 0, stock, fixed, 0)
