@@ -1,7 +1,7 @@
 """Spurious timeouts under load: instant bots, a tight deadline, many games at once.
 
 Run: ``python -m bench.bench_clocks --games 256 --levels 1,8,32 --move 50 [--grace 0]
-[--rounds R] [--ab]``. Every round plays, for each level, a two-bot round-robin of
+[--rounds R] [--ab] [--ab-waits]``. Every round plays, for each level, a two-bot round-robin of
 ``--games`` games (``bench.instant_bot``, duplicate deals, bots kept between a pairing's
 games) with ``move`` ms per decision, no bank and ``grace`` ms: any timeout is spurious,
 since the bot answers at once. ``--fresh`` starts two new processes for every game (start-up
@@ -19,7 +19,9 @@ reaction time, the referee's busy time left out), and the machine's load average
 
 ``--ab`` alternates each run with a run whose arrival stamps are the time the loop read the
 bytes (:mod:`referee.net.turns` disabled), interleaved, to show what leaving the loop's busy
-time out is worth.
+time out is worth. ``--ab-waits`` alternates each run with one whose clocks ignore a wait in
+progress at a deadline (:meth:`RunQueueMeter.runnable` patched to report no runnable task;
+referee/match/fairclock.py, "A wait in progress"), to show what that rule is worth.
 
 ``--load`` runs everything beside a synthetic host load that the benchmark starts itself
 (:mod:`bench.hogs`: ``--hogs`` CPU hogs at nice 0 outside the referee, default twice the
@@ -64,6 +66,7 @@ from referee.match.faults import FaultKind, FaultPolicy
 from referee.match.runner import run_match
 from referee.match.seat_base import SeatBase
 from referee.net import process, transport
+from referee.net.runqueue import RunQueueMeter
 from referee.rules import RuleSet
 from referee.tournament.runner import TournamentRun
 
@@ -97,13 +100,16 @@ class Probe:
 
 
 @contextlib.contextmanager
-def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[None]:
+def probing(
+    probe: Probe, stamps: bool, nice: int | None = None, *, waits: bool = True
+) -> Iterator[None]:
     """Patch the referee to report to ``probe`` (and, unless ``stamps``, stamp arrivals
     when the loop reads the bytes; with ``nice``, start bots that many steps below the
-    referee's priority instead of the default); undone on exit."""
+    referee's priority instead of the default; unless ``waits``, let the clocks see no wait
+    in progress); undone on exit."""
     saved_fault, saved_charge = SeatBase.record_fault, Clock.charge
     saved_start, saved_arrival = process.BotProcess.start, transport.RouterTransport.arrival
-    saved_sample = FairClock._sample
+    saved_sample, saved_runnable = FairClock._sample, RunQueueMeter.runnable
 
     def record_fault(self: SeatBase, kind: FaultKind, detail: str, **kw: Any) -> Any:
         if kind is FaultKind.TIMEOUT and self.fault is None:
@@ -142,12 +148,17 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
     def read_time(self: transport.RouterTransport) -> float:
         return self.loop.time()
 
+    def no_runnable(self: RunQueueMeter) -> int:
+        return 0
+
     SeatBase.record_fault = record_fault  # type: ignore[method-assign]
     Clock.charge = charge  # type: ignore[method-assign]
     FairClock._sample = sample  # type: ignore[method-assign]
     process.BotProcess.start = start  # type: ignore[method-assign]
     if not stamps:
         transport.RouterTransport.arrival = read_time  # type: ignore[method-assign]
+    if not waits:
+        RunQueueMeter.runnable = no_runnable  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -156,6 +167,7 @@ def probing(probe: Probe, stamps: bool, nice: int | None = None) -> Iterator[Non
         FairClock._sample = saved_sample  # type: ignore[method-assign]
         process.BotProcess.start = saved_start  # type: ignore[method-assign]
         transport.RouterTransport.arrival = saved_arrival  # type: ignore[method-assign]
+        RunQueueMeter.runnable = saved_runnable  # type: ignore[method-assign]
 
 
 async def play(run: TournamentRun, probe: Probe) -> None:
@@ -174,7 +186,9 @@ def ms(values: list[float], fraction: float) -> float:
     return round(percentile(sorted(values), fraction) * 1000, 2) if values else 0.0
 
 
-def measure(level: int, args: argparse.Namespace, *, stamps: bool) -> dict[str, Any]:
+def measure(
+    level: int, args: argparse.Namespace, *, stamps: bool, waits: bool = True
+) -> dict[str, Any]:
     """One tournament at concurrency ``level``; its figures."""
     control = TimeControl(
         move=args.move / 1000, bank=0.0, grace=args.grace / 1000, startup=30.0, heartbeat=5.0
@@ -183,7 +197,7 @@ def measure(level: int, args: argparse.Namespace, *, stamps: bool) -> dict[str, 
     config = dataclasses.replace(config, time=control, seed=args.seed)
     probe = Probe()
     load = os.getloadavg()[0]
-    patched = probing(probe, stamps, args.nice)
+    patched = probing(probe, stamps, args.nice, waits=waits)
     with tempfile.TemporaryDirectory(prefix="bench-clocks-") as tmp, patched:
         configure(level="info", json_file=Path(tmp) / "referee.log.jsonl", console=False)
         run = TournamentRun(config, Path(tmp))
@@ -200,6 +214,7 @@ def measure(level: int, args: argparse.Namespace, *, stamps: bool) -> dict[str, 
     return {
         "level": level,
         "stamps": "turns" if stamps else "read",
+        "waits": "counted" if waits else "ignored",
         "nice": "default (+10)" if args.nice is None else args.nice,
         "games": games,
         "seconds": round(seconds, 1),
@@ -270,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--fresh", action="store_true", help="new bot processes every game")
     parser.add_argument("--ab", action="store_true", help="also runs with read-time stamps")
+    parser.add_argument(
+        "--ab-waits", action="store_true", help="also runs that ignore a wait in progress"
+    )
     parser.add_argument("--nice", type=int, help="bots' nice steps below the referee")
     parser.add_argument("--load", action="store_true", help="run beside CPU hogs at nice 0")
     parser.add_argument("--hogs", type=positive, help="hogs with --load (default 2 x cores)")
@@ -292,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"load: {attacks[-1]}", file=sys.stderr)
     summary: dict[str, Any] = {}
     for row in runs:
-        key = f"c{row['level']}-{row['stamps']}"
+        key = f"c{row['level']}-{row['stamps']}-waits-{row['waits']}"
         summary.setdefault(key, []).append(row["timeouts"])
     report = {
         "machine": machine(),
@@ -309,16 +327,27 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def variants(args: argparse.Namespace) -> list[tuple[bool, bool]]:
+    """(stamps, waits) of the runs at each level: the referee as it is first, then its
+    read-time twin (``--ab``) and its twin that ignores a wait in progress (``--ab-waits``)."""
+    runs = [(True, True)]
+    if args.ab:
+        runs.append((False, True))
+    if args.ab_waits:
+        runs.append((True, False))
+    return runs
+
+
 def levels(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Every round's run at every level (and its read-time twin with ``--ab``)."""
+    """Every round's run at every level (and its twins, :func:`variants`)."""
     runs: list[dict[str, Any]] = []
     for _ in range(args.rounds):
         for level in args.levels:
-            for stamps in (True, False) if args.ab else (True,):
-                row = measure(level, args, stamps=stamps)
+            for stamps, waits in variants(args):
+                row = measure(level, args, stamps=stamps, waits=waits)
                 runs.append(row)
                 print(
-                    f"c={level:<3} {row['stamps']:<5} games={row['games']} "
+                    f"c={level:<3} {row['stamps']:<5} waits {row['waits']} games={row['games']} "
                     f"hogs={row['load']} timeouts={row['timeouts']} samples/decision "
                     f"{row['samples_per_decision']} ({row['sample_us']} us) "
                     f"(first two requests {row['first_two_requests']})"

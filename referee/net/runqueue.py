@@ -17,8 +17,11 @@ of the interval between them; what those are worth to a clock is the match layer
 
 Nothing here runs unless asked: a sample is a few small ``/proc`` reads (about 30-60 us for a
 Python bot's five tasks, measured in bench/bench_clocks.py), taken where a deadline is
-checked, not per message. :meth:`RunQueueMeter.cpu_now` is the one cheap reading (one
-``pread`` of the cgroup's CPU counter), which the match layer takes at every turn's start.
+checked, not per message. The kernel adds a task's wait to its delay when the wait ends (the
+task gets a CPU): a task queued *now* shows none of its current wait, so at a deadline the
+match layer also asks :meth:`RunQueueMeter.runnable` (the tasks in state ``R``).
+:meth:`RunQueueMeter.cpu_now` is the one cheap reading (one ``pread`` of the cgroup's CPU
+counter), which the match layer takes at every turn's start.
 
 What the kernel must offer: ``/proc/PID/task/TID/schedstat`` (``CONFIG_SCHED_INFO``, set
 wherever ``CONFIG_SCHEDSTATS`` or task delay accounting is, as in every distribution kernel
@@ -177,6 +180,23 @@ class RunQueueMeter:
             cpu_ns = sum(runs.values())
         return Sample(cpu_ns, delays, runs, _own_delay())
 
+    def runnable(self) -> int:
+        """How many of the seat's tasks are runnable now (state ``R`` in
+        ``/proc/PID/task/TID/stat``: on a CPU, or waiting for one). The kernel adds a wait to a
+        task's ``schedstat`` delay when the task gets its CPU, so a wait still in progress is
+        in no sample yet: this is how the match layer knows one may be (read at a deadline
+        only, where a sample alone would charge it)."""
+        count = 0
+        for pid in self.pids():
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue  # it ended
+            for name in tids:
+                if _task_state(f"/proc/{pid}/task/{name}/stat") == b"R":
+                    count += 1
+        return count
+
     def cpu_now(self) -> int | None:
         """The seat's CPU time so far in ns where one cheap read gives it (its cgroup's
         counter, every process of the seat, ended ones included), else None."""
@@ -185,6 +205,16 @@ class RunQueueMeter:
     def growth(self, before: Sample, after: Sample) -> tuple[int, int]:
         """:func:`growth` with this meter's source of CPU time."""
         return growth(before, after, from_cgroup=self.from_cgroup)
+
+
+def _task_state(path: str) -> bytes | None:
+    """A task's state letter (``/proc/PID/task/TID/stat``'s third field), None if it ended."""
+    try:
+        with open(path, "rb", buffering=0) as file:
+            stat = file.read(512)
+        return stat[stat.rindex(b")") + 2 :][:1]
+    except (OSError, ValueError):
+        return None
 
 
 def _own_delay() -> int:

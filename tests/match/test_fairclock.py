@@ -9,6 +9,7 @@ import pytest
 from referee.match.fairclock import (
     CEILING,
     CEILING_FLOOR,
+    WAIT_STEP,
     FairClock,
     fair_charge,
     wait_for_hellos,
@@ -24,6 +25,8 @@ class ScriptedMeter:
     def __init__(self) -> None:
         self.cpu = 0
         self.delays: dict[int, int] = {}
+        self.queued = 0
+        """Tasks runnable now, their current wait in no counter yet."""
 
     def sample(self) -> Sample:
         return Sample(self.cpu, dict(self.delays), {})
@@ -33,6 +36,9 @@ class ScriptedMeter:
 
     def cpu_now(self) -> int | None:
         return self.cpu
+
+    def runnable(self) -> int:
+        return self.queued
 
 
 class UncountedMeter(ScriptedMeter):
@@ -92,6 +98,52 @@ def test_the_deadline_moves_by_what_is_left_then_times_out() -> None:
     meter.delays = {1: 500 * MS}
     more, charge = clock.extension(0.09, 0.05)
     assert more is None and charge.charged == pytest.approx(0.05)
+
+
+def test_a_wait_in_progress_is_looked_at_again_not_charged() -> None:
+    """The kernel counts a wait when it ends: a task queued at the deadline shows none of it.
+    The clock looks again while a task is runnable and the CPU is under the budget; once the
+    task has run, its wait is counted and the turn goes on."""
+    meter = ScriptedMeter()
+    clock = FairClock(meter)
+    clock.mark()
+    clock.begin()
+    meter.cpu, meter.queued = 1 * MS, 1  # 20 ms of wall, 1 ms of CPU, the rest a wait in progress
+    more, charge = clock.extension(0.02, 0.02)
+    assert charge.charged == pytest.approx(0.02)  # what the counters say so far
+    assert more == pytest.approx(WAIT_STEP)
+    meter.delays, meter.queued = {1: 24 * MS}, 0  # it ran: the kernel added the wait
+    more, charge = clock.extension(0.025, 0.02)
+    assert charge.charged == pytest.approx(0.001)
+    assert more == pytest.approx(0.019)
+
+
+def test_a_runnable_task_that_computes_is_charged_and_a_sleeping_one_is_not_waited_for() -> None:
+    meter = ScriptedMeter()
+    clock = FairClock(meter)
+    clock.mark()
+    clock.begin()
+    meter.cpu, meter.queued = 20 * MS, 1  # running, not waiting: its CPU reached the budget
+    more, charge = clock.extension(0.02, 0.02)
+    assert more is None and charge.charged == pytest.approx(0.02)
+    asleep = ScriptedMeter()
+    clock = FairClock(asleep)
+    clock.mark()
+    clock.begin()
+    asleep.cpu = 1 * MS  # 19 ms blocked, nothing runnable: charged, out of time
+    more, charge = clock.extension(0.02, 0.02)
+    assert more is None and charge.charged == pytest.approx(0.02)
+
+
+def test_a_wait_in_progress_does_not_pass_the_ceiling() -> None:
+    meter = ScriptedMeter()
+    clock = FairClock(meter)
+    clock.mark()
+    meter.queued = 3
+    more, _ = clock.extension(CEILING_FLOOR - 0.001, 0.02)
+    assert more == pytest.approx(0.001)
+    more, _ = clock.extension(CEILING_FLOOR, 0.02)
+    assert more is None
 
 
 @pytest.mark.parametrize("budget", [0.5, 0.05, 0.02])
