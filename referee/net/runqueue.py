@@ -41,7 +41,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 __all__ = ["PGROUP_RESCAN", "RunQueueMeter", "Sample", "available", "growth"]
@@ -166,16 +166,10 @@ class RunQueueMeter:
         cpu_ns = self._cgroup_cpu_ns() if self._cgroup_cpu_ns is not None else 0
         delays: dict[int, int] = {}
         runs: dict[int, int] = {}
-        for pid in self.pids():
-            try:
-                tids = os.listdir(f"/proc/{pid}/task")
-            except OSError:
-                continue  # it ended
-            for name in tids:
-                read = _read_schedstat(f"/proc/{pid}/task/{name}/schedstat")
-                if read is not None:
-                    tid = int(name)
-                    runs[tid], delays[tid] = read
+        for tid, task in self.tasks():
+            read = _read_schedstat(f"{task}/schedstat")
+            if read is not None:
+                runs[tid], delays[tid] = read
         if self._cgroup_cpu_ns is None:
             cpu_ns = sum(runs.values())
         return Sample(cpu_ns, delays, runs, _own_delay())
@@ -186,16 +180,17 @@ class RunQueueMeter:
         task's ``schedstat`` delay when the task gets its CPU, so a wait still in progress is
         in no sample yet: this is how the match layer knows one may be (read at a deadline
         only, where a sample alone would charge it)."""
-        count = 0
+        return sum(1 for _, task in self.tasks() if _task_state(f"{task}/stat") == b"R")
+
+    def tasks(self) -> Iterator[tuple[int, str]]:
+        """Each task of the seat's live processes: its id and its ``/proc`` directory."""
         for pid in self.pids():
             try:
-                tids = os.listdir(f"/proc/{pid}/task")
+                names = os.listdir(f"/proc/{pid}/task")
             except OSError:
                 continue  # it ended
-            for name in tids:
-                if _task_state(f"/proc/{pid}/task/{name}/stat") == b"R":
-                    count += 1
-        return count
+            for name in names:
+                yield int(name), f"/proc/{pid}/task/{name}"
 
     def cpu_now(self) -> int | None:
         """The seat's CPU time so far in ns where one cheap read gives it (its cgroup's
