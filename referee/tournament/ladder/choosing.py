@@ -176,13 +176,14 @@ class LadderChoosing(TournamentRun):
 
     # ------------------------------------------------------------- choosing pairs
 
-    def _available(self, hub: Hub) -> list[Candidate]:
+    def _available(self, hub: Hub, *, ended: bool = False) -> list[Candidate]:
         """The players the matchmaker may choose now: active, idle, unchanged and (remote)
-        waiting in the lobby."""
+        waiting in the lobby; with ``ended``, superseded and retired ones too (an open pair
+        of theirs is finished, as a pair in progress is)."""
         found = []
         now = time.time()
         for name, player in self.players.items():
-            if not player.active or name in self.busy or name in self.changed:
+            if not (player.active or ended) or name in self.busy or name in self.changed:
                 continue
             entry = self.bots.get(name)
             if entry is None or (entry.token is not None and not hub.is_available(entry.token)):
@@ -203,9 +204,9 @@ class LadderChoosing(TournamentRun):
         return True
 
     def _resumable(self, hub: Hub) -> Pair | None:
-        ready = {c.name for c in self._available(hub)}
+        ready = {c.name for c in self._available(hub, ended=True)}
         for pair in self._resume:
-            if set(pair.players) <= ready:
+            if set(pair.players) <= ready and not any(self._stale(n) for n in pair.players):
                 self._resume.remove(pair)
                 return pair
         return None
@@ -269,7 +270,7 @@ class LadderChoosing(TournamentRun):
         are kept, they are never rated, their deal key is revealed, and the audit log says so."""
         assert self.ledger is not None
         now = time.time()
-        ready = {c.name for c in self._available(hub)}
+        ready = {c.name for c in self._available(hub, ended=True)}
         for pair in list(self._resume):
             since = self._scheduled.get(pair.deal_id)
             if since is None or now - since < self.ladder.void_after or set(pair.players) <= ready:
