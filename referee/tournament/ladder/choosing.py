@@ -98,7 +98,11 @@ class LadderChoosing(TournamentRun):
         self._started = time.time()
         self._tokens: set[str] = set()
         self._results: dict[int, dict[str, Any]] = {}
+        self._awaited: set[int] = set()
+        """Games slots wait for while other processes (workers) play them."""
         self._watcher: asyncio.Future[None] | None = None
+        self._background: list[asyncio.Future[None]] = []
+        """Tasks that live as long as the run (the book's watcher...): cancelled at its end."""
         self._report = self.on_game
         self.on_game = self._recorded
 
@@ -109,10 +113,10 @@ class LadderChoosing(TournamentRun):
         try:
             return await super().run()
         finally:
-            if self._watcher is not None:
-                self._watcher.cancel()
+            for task in self._background:
+                task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await self._watcher
+                    await task
             if self.book is not None:
                 self.book.close()
 
@@ -160,6 +164,7 @@ class LadderChoosing(TournamentRun):
         they are out of their pair). The first call (the hub is new) starts the watcher."""
         if self._watcher is None:
             self._watcher = asyncio.ensure_future(self._watch(hub))
+            self._background.append(self._watcher)
         for name, player in self.players.items():
             entry = self.bots.get(name)
             if entry is None or entry.token is None:

@@ -23,6 +23,7 @@ itself when no worker is alive, or when none has claimed it for a whole lease.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -35,11 +36,13 @@ from referee.tournament.ladder.book import RatingRow
 from referee.tournament.ladder.choosing import LadderChoosing, Pair, first_of
 from referee.tournament.ladder.pairs import pair_deal
 from referee.tournament.ladder.skill import Skill, pair_score, unplayed
-from referee.tournament.store import Claim, GameSpec, Store
+from referee.tournament.store import Claim, GameSpec, Store, StoreError
 
 __all__ = ["LadderRun", "Pair"]
 
 LOGGER = logging.getLogger(__name__)
+COLLECT_EVERY = 0.1
+"""Seconds between two reads of the games workers play (one query for all the slots')."""
 
 
 class LadderRun(LadderChoosing):
@@ -54,6 +57,7 @@ class LadderRun(LadderChoosing):
         }
         self.last_played = self.book.last_played()
         self._resume_open(store)
+        self._background.append(asyncio.ensure_future(self._collect()))
 
     def _resume_open(self, store: Store) -> None:
         """Queue the pairs a previous run left unplayed; rate those complete but unrated."""
@@ -126,16 +130,39 @@ class LadderRun(LadderChoosing):
             state = self.ledger.game_states([game.game_id]).get(game.game_id)
             if state is not None and state[0] == "done":
                 return state[1]
-            if self._plays_here(store, game, state, since):
-                claim = self._claim(store, pair, game)
+            here = self._plays_here(store, game, state, since)
+            if here:
+                claim = self._claim(store, game)
                 if claim is not None:
                     await self._play_claimed(store, hub, keeper, claim)
                     result = self._results.pop(game.game_id, None)
                     if result is not None:
                         return result
                     continue  # stopped, failed, or its lease lost: see the store again
-            await first_of(self._ended.wait(), self.stop.wait(), within=self.ladder.poll)
+            else:
+                self._awaited.add(game.game_id)  # :meth:`_collect` wakes this slot
+            try:
+                await first_of(self._ended.wait(), self.stop.wait(), within=self.ladder.poll)
+            finally:
+                self._awaited.discard(game.game_id)
         return None
+
+    async def _collect(self) -> None:
+        """While slots wait for games that workers play, read those games' states every
+        :data:`COLLECT_EVERY` seconds, in one query for all, and wake the slots when one is
+        recorded (a slot would otherwise see it only after ``poll``)."""
+        assert self.ledger is not None
+        while True:
+            await asyncio.sleep(COLLECT_EVERY)
+            if not self._awaited:
+                continue
+            try:
+                states = self.ledger.game_states(self._awaited)
+            except StoreError as err:  # the store briefly locked or unreachable: next time
+                LOGGER.warning("ladder: the games in play elsewhere could not be read (%s)", err)
+                continue
+            if any(status == "done" for status, _ in states.values()):
+                self._game_over()
 
     def _plays_here(
         self, store: Store, game: GameSpec, state: tuple[str, Any] | None, since: float
@@ -150,11 +177,14 @@ class LadderRun(LadderChoosing):
             return True
         return state is not None and state[0] == "pending" and now - since >= self.lease
 
-    def _claim(self, store: Store, pair: Pair, game: GameSpec) -> Claim | None:
+    def _claim(self, store: Store, game: GameSpec) -> Claim | None:
         """Claim ``game`` (None if another runner holds it). The pairing's name is its players'
-        (as a tournament's), so an open game of an earlier pair of the same two players may
-        come first: it is given back, and its own pair plays it."""
-        skip = set(self.failed) | {g.game_id for g in pair.games if g.game_id != game.game_id}
+        (as a tournament's), so the other open games of the ledger's pairs are skipped; one
+        of a pair scheduled by an earlier version may still come first: it is given back, and
+        its own pair plays it."""
+        assert self.ledger is not None
+        open_games = {g for row in self.ledger.rows(open_only=True) for g in row.games}
+        skip = set(self.failed) | (open_games - {game.game_id})
         while True:
             claim = store.claim(owner=self.owner, lease_seconds=self.lease, now=time.time(),
                                 prefer=game.pairing, only=True, skip=skip)  # fmt: skip
