@@ -112,6 +112,15 @@ class PairLedger:
             ).fetchall()
         return [_row(row) for row in rows]
 
+    def known(self, deal_id: str) -> bool:
+        """Whether the pair is in the ledger (then it is dealt from its own key)."""
+        with self.book.tables.tx("known", write=False) as run:
+            row = run(
+                "SELECT 1 FROM ladder_pairs WHERE ladder = ? AND deal_id = ?",
+                (self.book.ladder, deal_id),
+            ).fetchone()
+        return row is not None
+
     def closed(self) -> set[str]:
         """The deal ids of the closed pairs."""
         with self.book.tables.tx("closed", write=False) as run:

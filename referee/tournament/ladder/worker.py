@@ -65,8 +65,6 @@ class LadderWorker(TournamentRun):
         self.ledger: PairLedger | None = None
         self.players: dict[str, Player] = {}
         self._revision = -1
-        self._sealed: set[str] = set()
-        """Open pairs dealt from keys of their own (all but those a version before left)."""
         self._left: set[int] = set()
         """Games of players whose programs differ here: left to the ladder's process."""
 
@@ -129,9 +127,8 @@ class LadderWorker(TournamentRun):
     def _deal_for(self, spec: GameSpec) -> Deal:
         """The pair's own deal (:mod:`.pairs`); the ladder's for a pair scheduled before."""
         assert self.ledger is not None
-        if spec.deal_id not in self._sealed:
-            self._sealed = {r.deal_id for r in self.ledger.rows(open_only=True)}
-        return pair_deal(self.deal, spec.deal_id) if spec.deal_id in self._sealed else self.deal
+        known = self.ledger.known(spec.deal_id)  # one look-up per game
+        return pair_deal(self.deal, spec.deal_id) if known else self.deal
 
 
 def with_concurrency(ladder: LadderConfig, concurrency: int | None) -> LadderConfig:
