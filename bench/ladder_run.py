@@ -110,7 +110,7 @@ def kill_a_worker(path: Path, within: float) -> tuple[int | None, int]:
     """SIGKILL a worker while it plays a game: the game's id, and the worker's pid."""
     with SqliteStore.open(path) as store:
         workers = {r.owner: r.pid for r in store.runners(now=time.time()) if r.role == "worker"}
-    game = wait_claimed(path, within, by=set(workers))
+    game = wait_claimed(path, within, by=set(workers)) if workers else None
     if game is None:
         return None, 0
     pid = workers[claimed(path)[game]]
@@ -158,8 +158,8 @@ def main() -> None:
             cli("ladder", "add", str(out), name, "--command", command)
         tokens = {}
         for name, pair in keys.items():
-            added = json.loads(cli("ladder", "add", str(out), name, "--remote", "--public-key",
-                                   pair.public_z85, "--json"))  # fmt: skip
+            added = json.loads(cli("ladder", "add", str(out), name, "--remote",
+                                   f"--public-key={pair.public_z85}", "--json"))  # fmt: skip
             tokens[name] = added["token"]
         endpoint = f"tcp://127.0.0.1:{free_port()}"
         began = time.monotonic()
