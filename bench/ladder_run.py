@@ -1,22 +1,27 @@
-"""A real ladder run: the sample bots as local entrants, remote bots (CURVE) that join and
-leave, a new version uploaded, and the ladder killed (SIGKILL) in the middle of a game, then run
-again: what was played, what was replayed, and that nothing was recorded or rated twice.
+"""A real ladder run: the sample bots as local entrants played by workers, remote bots (CURVE)
+that join and leave, a new version uploaded, a worker killed (SIGKILL) in the middle of a game,
+and the ladder itself killed in the middle of a game, then run again: what was played, what
+was replayed, that nothing was recorded or rated twice, and that every closed pair's revealed
+deal key proves its records.
 
-Run: ``python -m bench.ladder_run [--phase 40] [--out DIR]``. Timeline (``--phase`` seconds
-each): the ladder starts with three local entrants (greedy, random, and ``mine``, a file that
-runs the greedy bot); remote ``alice`` (one connection, ``multi_match``) and ``bob`` (a
-connection per game, 6 games, then gone) join; ``mine`` is uploaded again, changed (v2) and
-``random`` retired; the ladder is killed with SIGKILL while a game is in play and started
-again; after a last phase it is stopped with SIGINT. Figures go to docs/performance.md ("The
-ladder").
+Run: ``python -m bench.ladder_run [--phase 40] [--workers 3] [--out DIR]``. Timeline
+(``--phase`` seconds each): the ladder starts (``--workers N``: N - 1 worker processes beside
+it) with three local entrants (greedy, random, and ``mine``, a file that runs the greedy bot);
+remote ``alice`` (one connection, ``multi_match``) and ``bob`` (a connection per game, 6
+games, then gone) join; ``mine`` is uploaded again, changed (v2) and ``random`` retired; a
+worker is killed with SIGKILL while it plays a game; the ladder is killed with SIGKILL while a
+game is in play and started again; after a last phase it is stopped with SIGINT. Figures go to
+docs/performance.md ("The ladder").
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -24,9 +29,10 @@ import time
 from pathlib import Path
 
 from bench.common import free_port, machine, serving_line
+from referee.match import RecordError, replay_record
 from referee.net.keys import write_keypair
-from referee.tournament.ladder import LadderBook
-from referee.tournament.store import SqliteStore
+from referee.tournament.ladder import LadderBook, PairLedger
+from referee.tournament.store import GameRow, SqliteStore
 
 PY = sys.executable
 LOOP = Path(__file__).resolve().parents[1] / "tests" / "bots" / "remote_loop.py"
@@ -50,10 +56,16 @@ def cli(*argv: str) -> str:
     return done.stdout
 
 
-def start(config: Path, out: Path, home: Path, endpoint: str) -> tuple[subprocess.Popen[str], str]:
+LEASE = 10.0
+"""The claims' lease (s): how long a killed worker's game waits to be claimed again."""
+
+
+def start(
+    config: Path, out: Path, home: Path, endpoint: str, workers: int
+) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [PY, "-m", "referee", "ladder", "run", str(config), "--out", str(out), "--bind",
-         endpoint, "--key-dir", str(home)],
+         endpoint, "--key-dir", str(home), "--workers", str(workers), "--lease", str(LEASE)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert proc.stderr is not None
@@ -69,28 +81,67 @@ def counts(path: Path) -> dict[str, int]:
         store.close()
 
 
-def wait_claimed(path: Path, within: float) -> bool:
+def claimed(path: Path) -> dict[int, str]:
+    """The games in play and who claimed them (the ``owner`` column, ``HOST-PID-HEX``)."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        rows = conn.execute("SELECT game_id, owner FROM games WHERE status = 'claimed'")
+        return {int(r[0]): str(r[1]) for r in rows.fetchall()}
+
+
+def wait_claimed(path: Path, within: float, by: set[str] | None = None) -> int | None:
     """Poll the store (another process's progress) until a game between local entrants is in
-    play (a remote one may not come back after the kill, and its pair would wait for it)."""
+    play (a remote one may not come back after the kill, and its pair would wait for it), by
+    one of the owners ``by`` if given; its game id (None: none within the time)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        store = SqliteStore.open(path)
-        try:
-            rows = store.games()
-        finally:
-            store.close()
+        with SqliteStore.open(path) as store:
+            rows = {r.spec.game_id: r for r in store.games()}
         local = ("greedy.", "mine.")
-        if any(r.status == "claimed" and r.spec.seat0.startswith(local)
-               and r.spec.seat1.startswith(local) for r in rows):  # fmt: skip
-            return True
+        for game, owner in claimed(path).items():
+            spec = rows[game].spec
+            both = spec.seat0.startswith(local) and spec.seat1.startswith(local)
+            if both and (by is None or owner in by):
+                return game
         time.sleep(0.05)
-    return False
+    return None
+
+
+def kill_a_worker(path: Path, within: float) -> tuple[int | None, int]:
+    """SIGKILL a worker while it plays a game: the game's id, and the worker's pid."""
+    with SqliteStore.open(path) as store:
+        workers = {r.owner: r.pid for r in store.runners(now=time.time()) if r.role == "worker"}
+    game = wait_claimed(path, within, by=set(workers)) if workers else None
+    if game is None:
+        return None, 0
+    pid = workers[claimed(path)[game]]
+    os.kill(pid, signal.SIGKILL)
+    return game, pid
+
+
+def proved(out: Path, book: LadderBook, games: dict[int, GameRow]) -> tuple[int, int]:
+    """Records of closed pairs that ``replay --deal-key`` verifies with the pair's revealed key,
+    and those it does not."""
+    good = bad = 0
+    for pair in PairLedger(book).rows():
+        key = bytes.fromhex(pair.deal_key) if pair.deal_key else None
+        for game in pair.games if key else ():
+            result = games[game].result
+            if games[game].status != "done" or result is None:
+                continue
+            try:
+                replay_record(out / "games" / Path(str(result["record"])).name,
+                              verify_deals=True, deal_key=key)  # fmt: skip
+                good += 1
+            except RecordError:
+                bad += 1
+    return good, bad
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--phase", type=float, default=40.0, help="seconds per phase")
     parser.add_argument("--out", type=Path, default=None, help="keep the run here")
+    parser.add_argument("--workers", type=int, default=3, help="ladder run --workers N")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = args.out or Path(tmp)
@@ -107,12 +158,14 @@ def main() -> None:
             cli("ladder", "add", str(out), name, "--command", command)
         tokens = {}
         for name, pair in keys.items():
-            added = json.loads(cli("ladder", "add", str(out), name, "--remote", "--public-key",
-                                   pair.public_z85, "--json"))  # fmt: skip
+            added = json.loads(cli("ladder", "add", str(out), name, "--remote",
+                                   f"--public-key={pair.public_z85}", "--json"))  # fmt: skip
             tokens[name] = added["token"]
         endpoint = f"tcp://127.0.0.1:{free_port()}"
         began = time.monotonic()
-        ladder, server_key = start(base / "ladder.toml", out, home, endpoint)
+        pids: list[int] = []
+        ladder, server_key = start(base / "ladder.toml", out, home, endpoint, args.workers)
+        pids.append(ladder.pid)
         remotes: list[subprocess.Popen[bytes]] = []
         procs: list[subprocess.Popen[str] | subprocess.Popen[bytes]]
         try:
@@ -128,11 +181,14 @@ def main() -> None:
             cli("ladder", "add", str(out), "mine", "--command", f"{PY} {mine}")
             cli("ladder", "retire", str(out), "random")
             time.sleep(args.phase)
-            killed_in_play = wait_claimed(path, 60.0)
+            worker_game, worker_pid = kill_a_worker(path, 60.0)
+            time.sleep(args.phase)
+            killed_in_play = wait_claimed(path, 60.0) is not None
             before = counts(path)
             ladder.kill()
             ladder.communicate(timeout=30)
-            ladder, _ = start(base / "ladder.toml", out, home, endpoint)
+            ladder, _ = start(base / "ladder.toml", out, home, endpoint, args.workers)
+            pids.append(ladder.pid)
             time.sleep(args.phase)
             ladder.send_signal(signal.SIGINT)
             printed, _ = ladder.communicate(timeout=60)
@@ -149,9 +205,16 @@ def main() -> None:
             games = store.games()
         finally:
             store.close()
+        by_id = {g.spec.game_id: g for g in games}
         with LadderBook.open(path) as book:
             history = book.history()
             players = book.players()
+            good, bad = proved(out, book, by_id)
+            statuses = [p.closed or "open" for p in PairLedger(book).rows()]
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            owners = conn.execute("SELECT owner FROM games WHERE status = 'done'").fetchall()
+        ladder_pids = {str(p) for p in pids}
+        by_ladder = sum(str(o[0]).rsplit("-", 2)[-2] in ladder_pids for o in owners)
         done = [g for g in games if g.status == "done"]
         deals = [r.deal_id for r in history]
         faults = sum(len(g.result["faults"]) for g in done if g.result is not None)
@@ -173,6 +236,17 @@ def main() -> None:
             f"pairs rated more than once: {twice}; rated pairs with a game not done: {unfinished}"
         )
         print("players: " + ", ".join(f"{p.player} ({p.status})" for p in players))
+        lost = by_id.get(worker_game) if worker_game is not None else None
+        lost_pair = [r for r in history if lost is not None and r.deal_id == lost.spec.deal_id]
+        print(
+            f"worker {worker_pid} killed playing game {worker_game}: then"
+            f" {None if lost is None else (lost.status, lost.attempts)} (status, attempts);"
+            f" its pair's rating rows: {len(lost_pair)}"
+        )
+        print(f"games played by the ladder's processes {by_ladder}, by its workers"
+              f" {len(owners) - by_ladder}")  # fmt: skip
+        print("pairs: " + ", ".join(f"{statuses.count(s)} {s}" for s in sorted(set(statuses))))
+        print(f"records proved by their pair's revealed key: {good}; not proved: {bad}")
         print(f"ladder run's exit code after SIGINT: {code}")
         print(printed.strip().split("\nladder ", 1)[-1] if printed else "")
 

@@ -1,6 +1,7 @@
-"""The ``ladder`` commands: ``ladder run CONFIG`` plays until stopped; ``ladder add``,
-``retire`` and ``list`` change and read its book of entrants in the store (while it runs or
-not); ``results --ladder`` prints the leaderboard (docs/ladder.md)."""
+"""The ``ladder`` commands: ``ladder run CONFIG [--workers N]`` plays until stopped; ``ladder
+add``, ``retire``, ``list``, ``history`` and ``deals`` change and read its book of entrants and
+its pairs in the store (while it runs or not); ``results --ladder`` prints the leaderboard
+(docs/ladder.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import contextlib
 import json
 import shlex
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from referee.cli.daemon import raise_fd_limit
 from referee.cli.keys import remote_keys, server_keys
 from referee.cli.logs import configure_cli
-from referee.cli.tournament import failed_text, run_with_signals, serve_live
+from referee.cli.tournament import failed_text, reap_workers, run_with_signals, serve_live
 from referee.net.keys import encode_key
 from referee.net.private import private_dir
 from referee.net.process import BotCommand
@@ -30,6 +32,7 @@ from referee.tournament.ladder import (
     LadderError,
     LadderRun,
     Pair,
+    PairLedger,
     fingerprint_command,
     ladder_board,
     leaderboard_text,
@@ -37,6 +40,7 @@ from referee.tournament.ladder import (
     resolve_command,
 )
 from referee.tournament.store import StoreError, is_url, open_store
+from referee.tournament.worker import default_workers, start_workers
 
 if TYPE_CHECKING:
     from referee.live.ladder import LadderSpectating
@@ -66,7 +70,17 @@ def _pair_line(run: LadderRun, pair: Pair) -> str:
     shown = ", ".join(
         f"{p} mu {s.mu:.2f} sigma {s.sigma:.2f}" for p, s in zip((a, b), got, strict=True) if s
     )
+    if pair.outcome != "rated":
+        return f"pair {pair.deal_id}: {a} vs {b}, {len(pair.results)} game(s); {pair.outcome}"
     return f"pair {pair.deal_id}: {a} vs {b}, {len(pair.results)} game(s); {shown}"
+
+
+def _workers(text: str, config: LadderConfig) -> int:
+    """``--workers``: a number from 1 to 256, or ``auto`` (one per core); ValueError."""
+    count = default_workers(config.play) if text == "auto" else int(text) if text.isdigit() else 0
+    if not 1 <= count <= 256:
+        raise ValueError(f"--workers must be a number from 1 to 256 or auto, not {text!r}")
+    return count
 
 
 async def run_ladder(args: argparse.Namespace) -> int:
@@ -81,6 +95,7 @@ async def run_ladder(args: argparse.Namespace) -> int:
     try:
         if args.store is not None and not is_url(args.store):
             raise ValueError(f"--store must be a postgresql:// URL, not {args.store!r}")
+        workers = _workers(args.workers, config)
         configure_cli(args, out)
         spectating = _spectating(args, location, config)
         curve = server_keys(args, remote=True)
@@ -90,8 +105,14 @@ async def run_ladder(args: argparse.Namespace) -> int:
     raise_fd_limit()
     key = "no CURVE (--insecure)" if curve is None else f"referee key {curve.public_z85}"
 
+    children: list[subprocess.Popen[bytes]] = []
+    each = -(-config.play.concurrency // max(1, workers - 1))  # games at once per worker
+
     def ready(endpoint: str) -> None:
         print(f"ladder {config.name}: serving on {endpoint}; {key}", file=sys.stderr, flush=True)
+        if workers > 1:  # the ladder is in the store, and this process its runner: they join
+            children.extend(start_workers(workers - 1, store=str(location), out=out,
+                                          concurrency=each, lease=args.lease))  # fmt: skip
 
     async with contextlib.AsyncExitStack() as stack:
         if not await serve_live(stack, spectating, args.spectate):
@@ -114,8 +135,12 @@ async def run_ladder(args: argparse.Namespace) -> int:
                 on_scheduled=None if live is None else live.on_scheduled,
                 observe=None if live is None else live.observe,
                 config_text=args.config.read_text(encoding="utf-8"), store=args.store,
+                lease=args.lease,
             )  # fmt: skip
-            await run_with_signals(run, run.stop)
+            try:
+                await run_with_signals(run, run.stop)
+            finally:
+                await reap_workers(children)
             print(leaderboard_text(ladder_board(location, config)))
         except (StoreError, ValueError) as err:
             print(f"gin-referee: {err}", file=sys.stderr)
@@ -157,6 +182,15 @@ def _history(book: LadderBook, player: str) -> tuple[list[dict[str, Any]], str]:
     lines = [f"{r['pair']:<16} {r['opponent']:<24} {r['score']:>5.2f} {r['mu']:>8.2f}"
              f" {r['sigma']:>6.2f}" for r in rows]  # fmt: skip
     return rows, "\n".join(lines) or f"{player} has no rated pair yet"
+
+
+def _deals(book: LadderBook) -> tuple[list[dict[str, Any]], str]:
+    """Every pair's deal commitment, and its deal key once it is closed, as data and text."""
+    rows = [row.public() for row in PairLedger(book).rows()]
+    lines = [f"{r['pair']:<16} {r['status']:<8} {' vs '.join(r['players'])}: commitment"
+             f" {r['deal_commitment']}" + (f", key {r['deal_key']}" if r["deal_key"] else "")
+             for r in rows]  # fmt: skip
+    return rows, "\n".join(lines) or "no pairs yet"
 
 
 def _check_ladder(location: str | Path, name: str) -> None:
@@ -213,6 +247,8 @@ def run_ladder_admin(args: argparse.Namespace) -> int:
                 text = f"retired {data['player']}"
             elif args.action == "history":
                 data, text = _history(book, args.player)
+            elif args.action == "deals":
+                data, text = _deals(book)
             else:
                 data = {"players": [p.lineage() for p in book.players()],
                         "log": [dict(zip(("at", "action", "entrant", "player", "detail"), row,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from referee.cli.inputs import free_out, match_inputs
 from referee.cli.keys import add_commands as add_key_commands
 from referee.cli.keys import run_keygen, server_keys, warn_insecure
+from referee.cli.ladder_args import add_ladder_commands
 from referee.cli.logs import (
     check_log_options,
     configure,
@@ -32,7 +33,6 @@ from referee.cli.parsers import (
     OneCommand,
     add_check_command,
     add_feed_options,
-    add_ladder_commands,
     add_match_command,
     add_tournament_commands,
     add_view_commands,

@@ -22,13 +22,13 @@ from referee.net.sandbox import SANDBOX_CHOICES
 from referee.tournament.defaults import ELO_MODELS, LEASE_SECONDS, REPORT_PAGES, STORE_ENV
 
 __all__ = [
+    "spectate_options",
     "OneCommand",
     "add_check_command",
     "add_feed_options",
     "add_match_command",
     "add_tournament_commands",
     "add_view_commands",
-    "add_ladder_commands",
     "add_worker_commands",
     "positive_seconds",
 ]
@@ -168,7 +168,7 @@ def add_tournament_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     t.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint remote bots reach")
     add_security_options(t)
     add_log_options(t)
-    _spectate_options(t)
+    spectate_options(t)
     t.add_argument("--workers", default="1", metavar="N|auto",
                    help="referee processes on this machine (default 1; auto: one per core, at"
                    " most tournament.concurrency)")  # fmt: skip
@@ -218,7 +218,7 @@ def add_tournament_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     v.add_argument("--out", type=Path, default=None)
     v.add_argument("--until-done", action="store_true", help="exit when every game is played")
     add_log_options(v)
-    _spectate_options(v)
+    spectate_options(v)
     r = sub.add_parser("results", help="standings of a tournament directory")
     r.add_argument("dir", type=Path, nargs="?", help="output directory (its deal.key reveals)")
     r.add_argument("--store", default=None, help="a postgresql:// URL instead of DIR's store")
@@ -229,7 +229,7 @@ def add_tournament_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
                    help="virtual draws per pairing in the ratings (default 0: none)")  # fmt: skip
 
 
-def _spectate_options(parser: argparse.ArgumentParser) -> None:
+def spectate_options(parser: argparse.ArgumentParser) -> None:
     """The live spectator page's options (docs/viewer.md)."""
     g = parser.add_argument_group("live spectator page")
     g.add_argument(
@@ -287,11 +287,13 @@ def store_options(parser: argparse.ArgumentParser) -> None:
 
 def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``worker`` and ``fetch``."""
-    w = sub.add_parser("worker", help="join a running tournament's store as one more referee")
+    w = sub.add_parser("worker", help="join a running tournament's (or ladder's) store as one"
+                       " more referee")  # fmt: skip
     w.add_argument("--store", default=os.environ.get(STORE_ENV),
                    help=f"the store: postgresql:// URL or SQLite file (default: ${STORE_ENV},"
                    " which keeps a password off the command line)")  # fmt: skip
-    w.add_argument("--tournament", default=None, help="its name (if the database holds several)")
+    w.add_argument("--tournament", default=None,
+                   help="its (or the ladder's) name, if the database holds several")  # fmt: skip
     w.add_argument("--out", type=Path, default=None,
                    help="local directory: deal.key, records, stderr (default: the SQLite"
                    " file's directory, or runs/NAME)")  # fmt: skip
@@ -388,48 +390,3 @@ def add_feed_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--hand", type=int, default=None, help="with --feed: only this hand")
     r.add_argument("--json", action="store_true", help="with --feed: print JSON")
     _bot_options(r)
-
-
-def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``ladder run|add|retire|list|history`` (docs/ladder.md)."""
-    lad = sub.add_parser("ladder", help="a competition that never ends (docs/ladder.md)")
-    actions = lad.add_subparsers(dest="action", required=True)
-    run = actions.add_parser("run", help="play the ladder until stopped (SIGINT/SIGTERM)")
-    run.add_argument("config", type=Path)
-    run.add_argument(
-        "--bind",
-        default="tcp://127.0.0.1:5555",
-        help="endpoint remote entrants reach (default tcp://127.0.0.1:5555)",
-    )
-    add_security_options(run)
-    run.add_argument("--out", type=Path, default=None, help="its directory (store, records)")
-    run.add_argument(
-        "--store", default=None, help="a postgresql:// URL for its store (default: OUT's file)"
-    )
-    add_log_options(run)
-    _spectate_options(run)
-    add = actions.add_parser("add", help="add an entrant, or a new version of one")
-    add.add_argument("dir", type=Path, nargs="?", help="the ladder's directory")
-    add.add_argument("name", help="the entrant (its versions are NAME.v1, NAME.v2...)")
-    add.add_argument("--command", dest="command_line", default=None, metavar="CMD",
-                     help="a local entrant's command line, run in the sandbox")  # fmt: skip
-    add.add_argument("--remote", action="store_true", help="a remote entrant (connects itself)")
-    add.add_argument("--public-key", default=None,
-                     help="a remote entrant's CURVE public key (Z85 or its .key file)")  # fmt: skip
-    add.add_argument("--token", default=None, help="its token (default: drawn and printed)")
-    add.add_argument("--json", action="store_true", help="print the version as JSON")
-    retire = actions.add_parser("retire", help="retire an entrant (its active version)")
-    retire.add_argument("dir", type=Path, nargs="?")
-    retire.add_argument("name")
-    retire.add_argument("--json", action="store_true")
-    history = actions.add_parser("history", help="a player's rating after each of its pairs")
-    history.add_argument("dir", type=Path, nargs="?")
-    history.add_argument("player", help="a version, NAME.vN")
-    history.add_argument("--json", action="store_true")
-    listing = actions.add_parser("list", help="every version of every entrant, and the log")
-    listing.add_argument("dir", type=Path, nargs="?")
-    listing.add_argument("--json", action="store_true", help="with the audit log")
-    for admin in (add, retire, history, listing):
-        admin.add_argument("--store", default=None,
-                           help="a postgresql:// URL instead of DIR's store")  # fmt: skip
-        admin.add_argument("--ladder", default=None, help="the ladder's name in --store")

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from referee.live import Spectating
 
 __all__ = [
+    "reap_workers",
     "failed_text",
     "run_with_signals",
     "run_tournament",
@@ -208,7 +209,7 @@ async def _play_tournament(
         return EXIT_USAGE
     finally:
         progress.close()
-        await _reap(children)
+        await reap_workers(children)
     print(results_text(out, "table", location=location, name=config.name))
     if run.failed:
         print(failed_text(run.failed), file=sys.stderr)
@@ -252,7 +253,7 @@ REAP_WITHIN = 10.0
 exits within ~6 s) before it is killed."""
 
 
-async def _reap(children: list[subprocess.Popen[bytes]]) -> None:
+async def reap_workers(children: list[subprocess.Popen[bytes]]) -> None:
     """Stop the worker processes and wait for them (killed after ``REAP_WITHIN``)."""
     stop_workers(children)
     for child in children:

@@ -1,5 +1,6 @@
-"""The ``worker`` and ``fetch`` commands: more referee processes on a tournament's shared store,
-and a game's files out of a PostgreSQL store (thin: parse, run, print)."""
+"""The ``worker`` and ``fetch`` commands: more referee processes on a tournament's (or a
+ladder's) shared store, and a game's files out of a PostgreSQL store (thin: parse, run,
+print)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from referee.cli.tournament import run_with_signals
 from referee.match.record_gzip import record_stem
 from referee.net.keys import KeyPair
+from referee.tournament.ladder import (
+    LADDER_KEY,
+    LadderConfig,
+    LadderWorker,
+    ladder_worker_config,
+    with_concurrency,
+)
 from referee.tournament.runner import TournamentRun
 from referee.tournament.store import StoreError, is_url, open_store
 from referee.tournament.worker import STORE_ENV, WorkerError, check_joinable, worker_config
@@ -50,9 +59,14 @@ async def run_worker(args: argparse.Namespace) -> int:
     if args.concurrency is not None and not 1 <= args.concurrency <= 256:
         print("gin-referee: --concurrency must be between 1 and 256", file=sys.stderr)
         return EXIT_USAGE
+    ladder: LadderConfig | None = None
     try:
         with open_store(args.store, tournament=args.tournament) as store:
-            config, text = worker_config(store)
+            if store.get_meta(LADDER_KEY) is not None:
+                ladder, text = ladder_worker_config(store, args.store)
+                config = ladder.play
+            else:
+                config, text = worker_config(store)
             location = store.location
             out = args.out or (
                 Path(args.store).parent if not is_url(args.store) else Path("runs") / config.name
@@ -64,15 +78,13 @@ async def run_worker(args: argparse.Namespace) -> int:
     if args.concurrency is not None:
         config = replace(config, concurrency=args.concurrency)
     stop = asyncio.Event()
-    run = TournamentRun(
-        config,
-        out,
-        stop=stop,
-        store=args.store,
-        worker=True,
-        lease=args.lease,
-        config_text=text,
-        curve=KeyPair.generate(),  # local bots on TCP (local_transport = "tcp") get keys
+    common: dict[str, Any] = {"stop": stop, "store": args.store, "lease": args.lease,
+                              "config_text": text, "curve": KeyPair.generate()}  # fmt: skip
+    # (the key pair: local bots on TCP, local_transport = "tcp", get keys)
+    run = (
+        TournamentRun(config, out, worker=True, **common)
+        if ladder is None
+        else LadderWorker(with_concurrency(ladder, args.concurrency), out, **common)
     )
     watcher = None
     if args.parent is not None:
@@ -90,6 +102,8 @@ async def run_worker(args: argparse.Namespace) -> int:
         for game, error in sorted(run.failed.items()):
             print(f"gin-referee: game {game} not played (referee error): {error}", file=sys.stderr)
         return EXIT_INTERNAL
+    if ladder is not None:  # a ladder never ends: being stopped is how its worker ends
+        return EXIT_OK
     return EXIT_INTERRUPTED if interrupted else EXIT_OK
 
 

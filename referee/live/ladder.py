@@ -48,7 +48,8 @@ class LadderFeed(TournamentFeed):
         self.hub.seal([pair.deal_id])
 
     def on_pair(self, pair: Pair) -> None:
-        """A pair was rated: its cards may be shown; the leaderboard changed."""
+        """A pair was closed (rated, unrated or voided): its cards may be shown; the
+        leaderboard changed."""
         self.hub.unseal(pair.deal_id)
         self.refresh()
 

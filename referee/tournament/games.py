@@ -7,6 +7,7 @@ result is stored (:func:`compress_record_of`), so the result names the file that
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,11 +16,14 @@ from typing import Any
 from referee.match import MatchResult
 from referee.match.record_gzip import compress_record
 from referee.tournament.config import TournamentConfig
-from referee.tournament.store import GameSpec
+from referee.tournament.store import Claim, GameSpec
 
-__all__ = ["GameOutcome", "compress_record_of", "result_dict", "schedule"]
+__all__ = ["STDERR_TAIL", "GameOutcome", "compress_record_of", "game_files", "result_dict",
+           "schedule"]  # fmt: skip
 
 LOGGER = logging.getLogger(__name__)
+STDERR_TAIL = 65536
+"""Bytes of a bot's stderr (its end) kept with the game in a PostgreSQL store."""
 
 
 def schedule(config: TournamentConfig) -> list[GameSpec]:
@@ -86,3 +90,20 @@ def compress_record_of(result: MatchResult) -> MatchResult:
         LOGGER.warning("record %s left uncompressed: %s", result.record_path, err)
         return result
     return replace(result, record_path=str(path))
+
+
+def game_files(out: Path, claim: Claim) -> dict[str, bytes]:
+    """A played game's plain record and its bots' stderr tails (from ``out``), for a store
+    shared between machines."""
+    match_id = f"g{claim.game.game_id:06d}-a{claim.attempt}"
+    files: dict[str, bytes] = {}
+    with contextlib.suppress(OSError):
+        files["record"] = (out / "games" / f"{match_id}.jsonl").read_bytes()
+    for name in {claim.game.seat0, claim.game.seat1}:
+        with (
+            contextlib.suppress(OSError),
+            open(out / "stderr" / f"{match_id}.{name}.stderr", "rb") as err,
+        ):
+            err.seek(max(0, err.seek(0, 2) - STDERR_TAIL))
+            files[f"stderr.{name}"] = err.read()
+    return files

@@ -49,15 +49,20 @@ from referee.net.turns import turns_of
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import open_deal
-from referee.tournament.games import GameOutcome, compress_record_of, result_dict, schedule
+from referee.tournament.games import (
+    STDERR_TAIL,
+    GameOutcome,
+    compress_record_of,
+    game_files,
+    result_dict,
+    schedule,
+)
 from referee.tournament.lease import LEASE_SECONDS, Membership
 from referee.tournament.store import Claim, GameSpec, Store, StoreError, is_url, open_store
 
 __all__ = ["STDERR_TAIL", "GameOutcome", "TournamentRun", "schedule"]
 
 LOGGER = logging.getLogger(__name__)
-STDERR_TAIL = 65536
-"""Bytes of a bot's stderr (its end) kept with the game in a PostgreSQL store."""
 
 
 def _bot_seed(deal: Deal, spec: GameSpec, name: str) -> str:
@@ -275,7 +280,7 @@ class TournamentRun:
         try:
             result = await self._play(hub, keeper, claim.game, claim.attempt)
             if result is not None and result.error is None:
-                files = self._files(claim) if is_url(self.location) else None  # plain record
+                files = game_files(self.out, claim) if is_url(self.location) else None
                 result = compress_record_of(result)
         except asyncio.CancelledError:
             store.release(claim)
@@ -330,21 +335,6 @@ class TournamentRun:
                 waiter.cancel()
         return True
 
-    def _files(self, claim: Claim) -> dict[str, bytes]:
-        """The game's record and its bots' stderr tails, for a store shared between machines."""
-        match_id = f"g{claim.game.game_id:06d}-a{claim.attempt}"
-        files: dict[str, bytes] = {}
-        with contextlib.suppress(OSError):
-            files["record"] = (self.out / "games" / f"{match_id}.jsonl").read_bytes()
-        for name in {claim.game.seat0, claim.game.seat1}:
-            with (
-                contextlib.suppress(OSError),
-                open(self.out / "stderr" / f"{match_id}.{name}.stderr", "rb") as err,
-            ):
-                err.seek(max(0, err.seek(0, 2) - STDERR_TAIL))
-                files[f"stderr.{name}"] = err.read()
-        return files
-
     async def _renew(self, store: Store, claim: Claim) -> None:
         """Renew the claim's lease every third of it until it is lost. A renewal that fails
         (the database briefly unreachable) is tried again a third later: if the lease lapses
@@ -358,15 +348,20 @@ class TournamentRun:
             except StoreError as err:
                 LOGGER.warning("game %d: lease renewal failed (%s)", claim.game.game_id, err)
 
+    def _deal_for(self, spec: GameSpec) -> Deal:
+        """A game's deal secrets: the tournament's one key (a ladder's are one per pair)."""
+        return self.deal
+
     async def _play(
         self, hub: Hub, keeper: BotKeeper, spec: GameSpec, attempt: int
     ) -> MatchResult | None:
         """Play one game; None if the tournament was stopped before it ended."""
         config = self.config
+        deal = self._deal_for(spec)
         match_config = MatchConfig(
             rules=config.rules,
             games=1,
-            deal=self.deal,
+            deal=deal,
             deal_id=spec.deal_id,
             reveal_key=False,
             time=config.time,
@@ -410,7 +405,7 @@ class TournamentRun:
                     config.time,
                     token,
                     name=entry.name,
-                    seed=_bot_seed(self.deal, spec, entry.name),
+                    seed=_bot_seed(deal, spec, entry.name),
                     reusable=token is not None,
                     public_key=None if pair is None else pair.public,
                 )

@@ -18,7 +18,9 @@ import signal
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from referee.tournament.config import ConfigError, TournamentConfig, parse_config
 from referee.tournament.defaults import STORE_ENV
@@ -34,6 +36,7 @@ __all__ = [
     "default_workers",
     "stop_workers",
     "start_workers",
+    "stored_config",
     "worker_config",
 ]
 
@@ -70,26 +73,44 @@ def bot_files(config: TournamentConfig, cwd: Path | None = None) -> dict[str, di
     return found
 
 
-def worker_config(store: Store) -> tuple[TournamentConfig, str]:
-    """The stored tournament's configuration (and TOML source), checked against this machine:
-    :class:`WorkerError` if it cannot be read, if this version computes another hash, or if a
-    bot's files differ from the ones the tournament started with."""
+class _Hashed(Protocol):
+    @property
+    def config_hash(self) -> str: ...
+
+
+Parsed = TypeVar("Parsed", bound=_Hashed)
+
+
+def stored_config(
+    store: Store, parse: Callable[..., Parsed], *, missing: str, whose: str
+) -> tuple[Parsed, str]:
+    """The configuration stored with a tournament or a ladder (its TOML source, read by
+    ``parse(data, source=...)``) and that source: :class:`WorkerError` if there is none
+    (``missing`` says what to do), if it cannot be read, or if this version computes another
+    hash than the stored one."""
     stored = store.config()
     text = store.get_meta(CONFIG_KEY)
     if stored is None or text is None:
-        raise WorkerError(
-            f"{store.location}: no tournament to join (start it with `gin-referee tournament"
-            " CONFIG.toml --store ...` first; an sprt run takes no workers)"
-        )
+        raise WorkerError(f"{store.location}: {missing}")
     try:
-        config = parse_config(tomllib.loads(text), source=f"{store.location} (stored config)")
+        config = parse(tomllib.loads(text), source=f"{store.location} (stored config)")
     except (tomllib.TOMLDecodeError, ConfigError) as err:
         raise WorkerError(f"cannot read the stored configuration: {err}") from err
     if config.config_hash != stored[1]:
         raise WorkerError(
             f"{store.location}: the stored configuration hashes to {config.config_hash} here,"
-            f" not {stored[1]}: run the same gin-referee version as the tournament's machine"
+            f" not {stored[1]}: run the same gin-referee version as the {whose}'s machine"
         )
+    return config, text
+
+
+def worker_config(store: Store) -> tuple[TournamentConfig, str]:
+    """The stored tournament's configuration (and TOML source), checked against this machine:
+    :class:`WorkerError` if it cannot be read, if this version computes another hash, or if a
+    bot's files differ from the ones the tournament started with."""
+    missing = ("no tournament to join (start it with `gin-referee tournament CONFIG.toml --store"
+               " ...` first; an sprt run takes no workers)")  # fmt: skip
+    config, text = stored_config(store, parse_config, missing=missing, whose="tournament")
     if any(bot.command is None for bot in config.bots):
         raise WorkerError("this tournament has remote bots, which connect to one referee: it"
                           " takes no workers")  # fmt: skip

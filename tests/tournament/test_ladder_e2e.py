@@ -131,7 +131,7 @@ def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> N
         assert main(["ladder", "add", str(out), "greedy", "--command",
                      f"{PY} {tmp_path / 'greedy.py'}"]) == 0  # fmt: skip
         assert main(["ladder", "add", str(out), "alice", "--remote", "--token",
-                     "alice-token-123", "--public-key", keys.public_z85]) == 0  # fmt: skip
+                     "alice-token-123", f"--public-key={keys.public_z85}"]) == 0  # fmt: skip
         env = {
             **os.environ,
             "GIN_REFEREE_SERVER_KEY": server_key,
@@ -152,7 +152,7 @@ def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> N
         # alice uploads a new version: a new key and token; her old connection is sent away
         new_keys = write_keypair(tmp_path / "keys2", "alice")
         assert main(["ladder", "add", str(out), "alice", "--remote", "--token",
-                     "alice-token-456", "--public-key", new_keys.public_z85]) == 0  # fmt: skip
+                     "alice-token-456", f"--public-key={new_keys.public_z85}"]) == 0  # fmt: skip
         assert remote.wait(60) == 0  # the referee's bye, once alice.v1 was out of its pair
         wait_for("alice.v2 accepted", lambda: "remote player alice.v2 may connect" in text(log))
         env.update(GIN_BOT_PUBLIC_KEY=new_keys.public_z85, GIN_BOT_SECRET_KEY=new_keys.secret_z85)

@@ -235,3 +235,57 @@ def test_matchmaker_only_pairs_two_distinct_available_players(
     else:
         assert pair is not None and pair[0].name != pair[1].name
         assert pair[0] in field and pair[1] in field
+
+
+def test_void_after_is_checked_and_not_hashed() -> None:
+    """The grace before an open pair is voided is an operational setting, as ``poll``."""
+    default = parse_ladder({})
+    assert default.void_after == 86400.0
+    shorter = parse_ladder({"ladder": {"void_after": 0.5}})
+    assert shorter.void_after == 0.5 and shorter.config_hash == default.config_hash
+    for bad in (-1, "soon", math.inf):
+        with pytest.raises(ConfigError, match=r"ladder\.void_after"):
+            parse_ladder({"ladder": {"void_after": bad}})
+
+
+def test_each_pair_has_its_own_deal_key_and_the_ledger_keeps_it_until_closed(
+    tmp_path: Path,
+) -> None:
+    """A pair's key derives from the ladder's (documented HMAC); the ledger stores the
+    commitment when the pair is scheduled and the key only when it is closed, once."""
+    import hashlib
+    import hmac
+
+    from referee.match import Deal
+    from referee.tournament.ladder import PairLedger, PairRow, pair_deal
+
+    ladder = Deal.random()
+    one, two = pair_deal(ladder, "ladder/0"), pair_deal(ladder, "ladder/2")
+    label = b"gin-referee ladder pair v1\0ladder/0"
+    assert one.key == hmac.digest(ladder.key, label, "sha256")
+    assert one.key != two.key and ladder.key not in (one.key, two.key)
+    assert one.bot_key == ladder.bot_key  # the bots' seeds: the ladder's, never revealed
+    assert (
+        one.commitment == hashlib.sha256(b"gin-referee deal commitment v1\0" + one.key).hexdigest()
+    )
+    with LadderBook.open(tmp_path / "s.sqlite") as book:
+        ledger = PairLedger(book)
+        ledger.schedule(PairRow("ladder/0", ("a.v1", "b.v1"), (0, 1), True, one.commitment,
+                                10.0, None, None, None))  # fmt: skip
+        ledger.schedule(PairRow("ladder/2", ("a.v1", "c.v1"), (2, 3), False, two.commitment,
+                                11.0, None, None, None))  # fmt: skip
+        assert [r.deal_key for r in ledger.rows()] == [None, None]
+        assert ledger.not_for_workers() == {2, 3}  # a remote player's pair
+        rows = [RatingRow("ladder/0", "a.v1", "b.v1", 1.0, 26.0, 8.0, 12.0),
+                RatingRow("ladder/0", "b.v1", "a.v1", 0.0, 24.0, 8.0, 12.0)]  # fmt: skip
+        assert book.record_pair(rows, deal_key=one.key_hex)
+        assert not book.record_pair(rows, deal_key=one.key_hex)  # rated once
+        audit = ("c", "c.v1", "pair ladder/2 voided")
+        assert ledger.close("ladder/2", "voided", two.key_hex, now=13.0, audit=audit)
+        assert not ledger.close("ladder/2", "voided", two.key_hex, now=14.0, audit=audit)
+        closed = {r.deal_id: r for r in ledger.rows()}
+        assert closed["ladder/0"].closed == "rated" and closed["ladder/0"].deal_key == one.key_hex
+        assert closed["ladder/2"].closed == "voided" and closed["ladder/2"].deal_key == two.key_hex
+        assert ledger.not_for_workers() == {2, 3}  # a voided pair's games are never played
+        assert [e[1:4] for e in book.log()] == [("void", "c", "c.v1")]
+        assert ledger.rows(open_only=True) == []

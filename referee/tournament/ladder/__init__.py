@@ -4,7 +4,7 @@ Entrants come and go while it runs (:mod:`.book`), the referee chooses who plays
 (:mod:`.matchmaker`), every duplicate pair updates Gaussian skill ratings (:mod:`.skill`), and
 the leaderboard (:mod:`.board`) is always current. :class:`LadderRun` plays it, on a
 tournament's store and machinery. Modules, lowest first: config, skill, matchmaker and book;
-board; run.
+board; roster and pairs; choosing, run and worker.
 """
 
 from referee.tournament.ladder.board import ladder_board, leaderboard, leaderboard_text
@@ -24,17 +24,28 @@ from referee.tournament.ladder.config import (
     parse_ladder,
 )
 from referee.tournament.ladder.matchmaker import Candidate, choose_pair, match_quality
+from referee.tournament.ladder.pairs import PairLedger, PairRow, pair_deal
 from referee.tournament.ladder.run import LadderRun, Pair
 from referee.tournament.ladder.skill import Skill, SkillModel, pair_score, unplayed
+from referee.tournament.ladder.worker import (
+    LADDER_KEY,
+    LadderWorker,
+    ladder_worker_config,
+    with_concurrency,
+)
 
 __all__ = [
+    "LADDER_KEY",
     "Candidate",
     "LadderBook",
     "LadderConfig",
     "LadderError",
     "LadderRun",
+    "LadderWorker",
     "MatchmakingParams",
     "Pair",
+    "PairLedger",
+    "PairRow",
     "Player",
     "RatingParams",
     "RatingRow",
@@ -44,11 +55,14 @@ __all__ = [
     "fingerprint_command",
     "ladder_board",
     "leaderboard",
+    "ladder_worker_config",
     "leaderboard_text",
     "load_ladder",
     "match_quality",
+    "pair_deal",
     "pair_score",
     "parse_ladder",
     "resolve_command",
     "unplayed",
+    "with_concurrency",
 ]

@@ -216,7 +216,7 @@ class LadderBook:
             detail = f"{kind} {print_[:16]}" + (
                 "" if last is None else f" (after {last.player}, {last.status})"
             )
-            self._log(run, now, "add", entrant, player.player, detail)
+            self.log_entry(run, now, "add", entrant, player.player, detail)
         return player, True
 
     def retire(self, entrant: str, *, now: float) -> Player:
@@ -234,7 +234,7 @@ class LadderBook:
                 " WHERE ladder = ? AND player = ?",
                 (now, lad, active.player),
             )
-            self._log(run, now, "retire", entrant, active.player, "retired")
+            self.log_entry(run, now, "retire", entrant, active.player, "retired")
             return replace(active, ended_at=now, ended="retired")
 
     def _latest(self, run: Execute, entrant: str, *, active: bool = False) -> Player | None:
@@ -247,8 +247,9 @@ class LadderBook:
         ).fetchone()
         return None if row is None else Player(*row)
 
-    def _log(self, run: Execute, now: float, action: str, entrant: str, player: str | None,
-             detail: str) -> None:  # fmt: skip
+    def log_entry(self, run: Execute, now: float, action: str, entrant: str, player: str | None,
+                  detail: str) -> None:  # fmt: skip
+        """Append an entry to the audit log, in the transaction ``run``."""
         run(
             "INSERT INTO ladder_log (ladder, at, action, entrant, player, detail)"
             " VALUES (?,?,?,?,?,?)",
@@ -285,9 +286,10 @@ class LadderBook:
 
     # ----------------------------------------------------------------- ratings
 
-    def record_pair(self, rows: Sequence[RatingRow]) -> bool:
-        """Store the ratings after one pair (a row per player) and make them current, in one
-        transaction; False, changing nothing, if that pair was rated already."""
+    def record_pair(self, rows: Sequence[RatingRow], *, deal_key: str | None = None) -> bool:
+        """Store the ratings after one pair (a row per player) and make them current, and close
+        the pair (``ladder_pairs``, with its ``deal_key`` revealed), in one transaction; False,
+        changing nothing, if that pair was rated already."""
         lad = self.ladder
         with self.tables.tx("record_pair") as run:
             for deal in {row.deal_id for row in rows}:
@@ -308,6 +310,11 @@ class LadderBook:
                     " pairs = ladder_current.pairs + 1, updated_at = excluded.updated_at",
                     (lad, row.player, row.mu, row.sigma, row.at),
                 )
+            run(
+                "UPDATE ladder_pairs SET closed = 'rated', closed_at = ?, deal_key = ?"
+                " WHERE ladder = ? AND deal_id = ? AND closed IS NULL",
+                (rows[0].at, deal_key, lad, rows[0].deal_id),
+            )
         return True
 
     def current(self) -> dict[str, tuple[float, float, int]]:

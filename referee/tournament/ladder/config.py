@@ -36,7 +36,7 @@ _PLAY_KEYS = {
     "name", "duplicate", "seed", "concurrency", "max_hands_per_game", "local_transport",
     "reuse_bots", "out", "sandbox", "limits", "bot_uids",
 }  # fmt: skip
-_LADDER_KEYS = {"poll"}
+_LADDER_KEYS = {"poll", "void_after"}
 _PLACEHOLDERS = [{"name": "placeholder-a", "command": "true"},
                  {"name": "placeholder-b", "command": "true"}]  # fmt: skip
 
@@ -85,6 +85,11 @@ class LadderConfig:
     ratings: RatingParams = field(default_factory=RatingParams)
     poll: float = 2.0
     """Seconds between two looks at the store for added or retired entrants."""
+    void_after: float = 86400.0
+    """Seconds after which a pair left open by an earlier run, whose players are not both
+    available, is voided: its recorded games are kept, it is never rated (docs/ladder.md).
+    Not hashed, as ``poll``: an organiser may change it between runs (the audit log says the
+    grace in force when it voids a pair)."""
     local: BotEntry = field(default_factory=lambda: BotEntry("template", "true"))
     """What every local entrant's command runs with: the ``[ladder]`` table's sandbox and
     limits (its name and command are the entrant's). Not hashed, as in a tournament."""
@@ -170,6 +175,7 @@ def parse_ladder(data: dict[str, Any], *, source: str = "<config>") -> LadderCon
         matchmaking=matchmaking,
         ratings=ratings,
         poll=_number(ladder, "poll", 2.0, src, "ladder.", 0.05, 3600.0),
+        void_after=_number(ladder, "void_after", 86400.0, src, "ladder.", 0.0, 1e9),
         local=play.bots[0],
     )
 

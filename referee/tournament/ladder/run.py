@@ -10,8 +10,15 @@ seconds at most, and when a game ends): added versions become available, superse
 ones stop being chosen (a pair in progress is finished) and their remote tokens are dismissed.
 
 A run killed mid-pair leaves its games open in the store; the next run on the store plays
-them first (same deals, from the same key: ``open_deal``), and rates any complete pair whose
-ratings were not stored, in the order its games were recorded.
+them first (same deals: each pair's key derives from the ladder's, :mod:`.pairs`), rates any
+complete pair whose ratings were not stored, in the order its games were recorded, and voids a
+pair still open ``void_after`` seconds after it was scheduled whose players are not both
+available (its recorded games are kept; it is never rated; the audit log says so).
+
+Workers (:mod:`.worker`) may play the games of pairs whose players are both local: this process
+stays the only one that chooses pairs and rates them. While a worker is alive, a slot leaves its
+pair's local games to the workers and reads their results from the store; it plays such a game
+itself when no worker is alive, or when none has claimed it for a whole lease.
 """
 
 from __future__ import annotations
@@ -19,120 +26,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from referee.match import Hub
-from referee.net.keys import KeyFileError, decode_key
 from referee.tournament.bots import BotKeeper
-from referee.tournament.config import BotEntry
-from referee.tournament.games import GameOutcome
-from referee.tournament.ladder.book import LadderBook, Player, RatingRow, fingerprint_command
-from referee.tournament.ladder.config import LadderConfig
-from referee.tournament.ladder.matchmaker import Candidate, choose_pair
-from referee.tournament.ladder.skill import Skill, SkillModel, pair_score, unplayed
-from referee.tournament.runner import TournamentRun
+from referee.tournament.ladder.book import RatingRow
+from referee.tournament.ladder.choosing import LadderChoosing, Pair, first_of
+from referee.tournament.ladder.pairs import pair_deal
+from referee.tournament.ladder.skill import Skill, pair_score, unplayed
 from referee.tournament.store import Claim, GameSpec, Store, StoreError
 
 __all__ = ["LadderRun", "Pair"]
 
 LOGGER = logging.getLogger(__name__)
+COLLECT_EVERY = 0.1
+"""Seconds between two reads of the games workers play (one query for all the slots')."""
 
 
-@dataclass(slots=True)
-class Pair:
-    """A pair being played: its deal, its two players, the games left and the results so far."""
-
-    deal_id: str
-    players: tuple[str, str]
-    games: list[GameSpec]
-    results: list[dict[str, Any]] = field(default_factory=list)
-
-
-class LadderRun(TournamentRun):
+class LadderRun(LadderChoosing):
     """Runs a ladder until stopped (see the module)."""
-
-    def __init__(
-        self,
-        ladder: LadderConfig,
-        out: Path,
-        *,
-        rng: random.Random | None = None,
-        on_pair: Callable[[Pair], None] | None = None,
-        on_scheduled: Callable[[Pair], None] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(ladder.play, out, serve=False, **kwargs)
-        self.ladder = ladder
-        self.model = SkillModel(ladder.ratings)
-        self.rng = rng or random.SystemRandom()
-        """Whom the matchmaker draws: the operating system's randomness, seeded by nobody."""
-        self.on_pair = on_pair
-        """Called once a pair is rated."""
-        self.on_scheduled = on_scheduled
-        """Called when a pair's games are added (before the first is played)."""
-        self.book: LadderBook | None = None
-        self.players: dict[str, Player] = {}
-        self.skills: dict[str, Skill] = {}
-        self.last_opponent: dict[str, str] = {}
-        self.last_played: dict[str, float] = {}
-        """When each player's last pair was rated (its rating's uncertainty grows since)."""
-        self.busy: set[str] = set()
-        """Players in a pair being played: not available to the matchmaker."""
-        self.changed: set[str] = set()
-        """Local players whose files changed since they were added: never chosen again."""
-        self.pairs_rated = 0
-        """Pairs rated by this run."""
-        self._revision = -1
-        self._resume: list[Pair] = []
-        self._tokens: set[str] = set()
-        self._results: dict[int, dict[str, Any]] = {}
-        self._watcher: asyncio.Future[None] | None = None
-        self._report = self.on_game
-        self.on_game = self._recorded
-
-    # ------------------------------------------------------------- start and the book
-
-    async def run(self) -> Store:
-        """Play until stopped; returns the store (closed)."""
-        try:
-            return await super().run()
-        finally:
-            if self._watcher is not None:
-                self._watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._watcher
-            if self.book is not None:
-                self.book.close()
-
-    async def _watch(self, hub: Hub) -> None:
-        """Read the book every ``poll`` seconds, whether or not a slot is waiting for a pair:
-        a remote entrant added while every slot plays may connect at once."""
-        while True:
-            await asyncio.sleep(self.ladder.poll)
-            try:
-                if self._reload():
-                    self._register_remotes(hub)
-                    self._game_over()  # wake the slots waiting for a pair
-            except StoreError as err:  # the store briefly locked: next time
-                LOGGER.warning("ladder: the book could not be read (%s)", err)
-
-    def _init(self, store: Store) -> bool:
-        created = store.init_tournament(
-            config=self.ladder.to_dict(), config_hash=self.ladder.config_hash, games=[],
-            now=time.time(), growing=True,
-        )  # fmt: skip
-        if self.config_text is not None:
-            store.set_meta("config_toml", self.config_text)
-        store.set_meta("ladder", self.ladder.name)
-        self.book = LadderBook.open(self.location, ladder=self.ladder.name)
-        self._reload()
-        return created
 
     def _joined(self, store: Store) -> None:
         """The ratings so far; the pairs a previous run left (only now: a second ladder run on
@@ -143,11 +57,13 @@ class LadderRun(TournamentRun):
         }
         self.last_played = self.book.last_played()
         self._resume_open(store)
+        self._background.append(asyncio.ensure_future(self._collect()))
 
     def _resume_open(self, store: Store) -> None:
         """Queue the pairs a previous run left unplayed; rate those complete but unrated."""
-        assert self.book is not None
-        rated = self.book.rated_deals()
+        assert self.book is not None and self.ledger is not None
+        rated = self.book.rated_deals() | self.ledger.closed()
+        self._scheduled = {r.deal_id: r.scheduled_at for r in self.ledger.rows(open_only=True)}
         deals: dict[str, list[Any]] = defaultdict(list)
         for row in store.games():
             if row.spec.deal_id not in rated:
@@ -171,135 +87,6 @@ class LadderRun(TournamentRun):
                 "%d pair(s) left open by an earlier run are played first", len(self._resume)
             )
 
-    def _reload(self) -> bool:
-        """Read the players again if the book changed; whether it did."""
-        assert self.book is not None
-        revision = self.book.revision()
-        if revision == self._revision:
-            return False
-        self._revision = revision
-        for player in self.book.players():
-            self.players[player.player] = player
-            entry = self._entry(player)
-            if entry is not None:
-                self.bots[player.player] = entry
-        return True
-
-    def _entry(self, player: Player) -> BotEntry | None:
-        if player.kind == "local":
-            return replace(self.ladder.local, name=player.player, command=player.command)
-        key: bytes | None = None
-        if player.public_key is not None:
-            try:
-                key = decode_key(player.public_key, "")
-            except KeyFileError as err:
-                LOGGER.warning("%s not played: its public key is unusable (%s)", player.player, err)
-                return None
-        if key is None and self.curve is not None:
-            if player.active:
-                LOGGER.warning("%s not played: a remote entrant needs a public key under CURVE",
-                               player.player)  # fmt: skip
-            return None
-        return BotEntry(player.player, None, player.token, public_key=key)
-
-    def _register_remotes(self, hub: Hub) -> None:
-        """Accept the tokens of the active remote players; dismiss those of ended ones (once
-        they are out of their pair). The first call (the hub is new) starts the watcher."""
-        if self._watcher is None:
-            self._watcher = asyncio.ensure_future(self._watch(hub))
-        for name, player in self.players.items():
-            entry = self.bots.get(name)
-            if entry is None or entry.token is None:
-                continue
-            if player.active and entry.token not in self._tokens:
-                hub.register_remote(
-                    entry.token, name, None if self.curve is None else entry.public_key
-                )
-                self._tokens.add(entry.token)
-                LOGGER.info("remote player %s may connect", name)
-            elif not player.active and entry.token in self._tokens and name not in self.busy:
-                hub.dismiss(entry.token)
-                self._tokens.discard(entry.token)
-
-    # ------------------------------------------------------------- choosing pairs
-
-    def _available(self, hub: Hub) -> list[Candidate]:
-        """The players the matchmaker may choose now: active, idle, unchanged and (remote)
-        waiting in the lobby."""
-        found = []
-        now = time.time()
-        for name, player in self.players.items():
-            if not player.active or name in self.busy or name in self.changed:
-                continue
-            entry = self.bots.get(name)
-            if entry is None or (entry.token is not None and not hub.is_available(entry.token)):
-                continue
-            skill = self._skill(name, now)
-            found.append(Candidate(name, skill.mu, skill.sigma, self.last_opponent.get(name)))
-        return found
-
-    def _stale(self, name: str) -> bool:
-        """Whether a local player's files changed since it was added (then it is not played
-        again: the change is a new version, to be added)."""
-        player = self.players[name]
-        if player.command is None or name in self.changed:
-            return name in self.changed
-        if fingerprint_command(player.command, Path.cwd()) == player.fingerprint:
-            return False
-        LOGGER.warning("%s is not played: its files changed since it was added (add it again:"
-                       " a new version)", name)  # fmt: skip
-        self.changed.add(name)
-        return True
-
-    def _resumable(self, hub: Hub) -> Pair | None:
-        ready = {c.name for c in self._available(hub)}
-        for pair in self._resume:
-            if set(pair.players) <= ready:
-                self._resume.remove(pair)
-                return pair
-        return None
-
-    def _choose(self, store: Store, hub: Hub) -> Pair | None:
-        """A new pair from the matchmaker, its games added to the store; None if none."""
-        while True:
-            chosen = choose_pair(self._available(hub), self.rng, self.ladder.matchmaking,
-                                 beta=self.ladder.ratings.beta)  # fmt: skip
-            if chosen is None:
-                return None
-            if not any(self._stale(c.name) for c in chosen):
-                break
-        a, b = chosen[0].name, chosen[1].name
-        first = store.next_game_id()  # one runner adds games, and nothing awaits in between
-        deal_id, pairing = f"ladder/{first}", f"{a}-vs-{b}"
-        games = [GameSpec(first, pairing, a, b, deal_id, first)]
-        if self.config.duplicate:
-            games.append(GameSpec(first + 1, pairing, b, a, deal_id, first))
-        store.add_games(games)
-        pair = Pair(deal_id, (a, b), games)
-        if self.on_scheduled is not None:
-            self.on_scheduled(pair)
-        return pair
-
-    async def _next_pair(self, store: Store, hub: Hub) -> Pair | None:
-        """Wait for a pair to play (None once stopped); its players are marked busy."""
-        while not self.stop.is_set():
-            self._reload()
-            self._register_remotes(hub)
-            pair = self._resumable(hub) or self._choose(store, hub)
-            if pair is not None:
-                self.busy.update(pair.players)
-                return pair
-            waiters = [asyncio.ensure_future(hub.changed()),
-                       asyncio.ensure_future(self._ended.wait()),
-                       asyncio.ensure_future(self.stop.wait())]  # fmt: skip
-            try:
-                await asyncio.wait(waiters, timeout=self.ladder.poll,
-                                   return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
-            finally:
-                for waiter in waiters:
-                    waiter.cancel()
-        return None
-
     # ------------------------------------------------------------- playing and rating
 
     async def _work(self, store: Store, hub: Hub, keeper: BotKeeper) -> None:
@@ -316,55 +103,110 @@ class LadderRun(TournamentRun):
                 self._game_over()
 
     async def _play_pair(self, store: Store, hub: Hub, keeper: BotKeeper, pair: Pair) -> None:
-        """Play the pair's games left, then rate it; a pair not finished stays open."""
+        """Play the pair's games left (or see workers play them), then rate it; a pair not
+        finished stays open."""
         while pair.games and not self.stop.is_set():
-            claim = self._claim(store, pair)
-            if claim is None:  # a game this run failed to play: the pair waits for the next run
-                LOGGER.warning("pair %s: game %d is not played again by this run",
-                               pair.deal_id, pair.games[0].game_id)  # fmt: skip
+            game = pair.games[0]
+            result = await self._settle(store, hub, keeper, pair, game)
+            if result is None:  # stopped, or a game this run failed: the pair stays open
                 return
-            await self._play_claimed(store, hub, keeper, claim)
-            result = self._results.pop(claim.game.game_id, None)
-            if result is None:  # stopped, a referee error, or the lease lost: not recorded
-                return
-            pair.games = [g for g in pair.games if g.game_id != claim.game.game_id]
+            pair.games = pair.games[1:]
             pair.results.append(result)
         if not pair.games:
             self._rate(pair)
 
-    def _claim(self, store: Store, pair: Pair) -> Claim | None:
-        """Claim the pair's next game (not one this run failed to play). The pairing's name
-        is its players' (as a tournament's), so an open game of an earlier pair of the same two
-        players may come first: it is given back, and its own pair plays it."""
-        skip = set(self.failed)
-        mine = {g.game_id for g in pair.games}
+    async def _settle(
+        self, store: Store, hub: Hub, keeper: BotKeeper, pair: Pair, game: GameSpec
+    ) -> dict[str, Any] | None:
+        """A game's stored result, once it is recorded: by this process, or by a worker (read
+        from the store); None if stopped first, or if this run failed to play it."""
+        assert self.ledger is not None
+        since = time.time()
+        while not self.stop.is_set():
+            if game.game_id in self.failed:
+                LOGGER.warning("pair %s: game %d is not played again by this run",
+                               pair.deal_id, game.game_id)  # fmt: skip
+                return None
+            state = self.ledger.game_states([game.game_id]).get(game.game_id)
+            if state is not None and state[0] == "done":
+                return state[1]
+            here = self._plays_here(store, game, state, since)
+            if here:
+                claim = self._claim(store, game)
+                if claim is not None:
+                    await self._play_claimed(store, hub, keeper, claim)
+                    result = self._results.pop(game.game_id, None)
+                    if result is not None:
+                        return result
+                    continue  # stopped, failed, or its lease lost: see the store again
+            else:
+                self._awaited.add(game.game_id)  # :meth:`_collect` wakes this slot
+            try:
+                await first_of(self._ended.wait(), self.stop.wait(), within=self.ladder.poll)
+            finally:
+                self._awaited.discard(game.game_id)
+        return None
+
+    async def _collect(self) -> None:
+        """While slots wait for games that workers play, read those games' states every
+        :data:`COLLECT_EVERY` seconds, in one query for all, and wake the slots when one is
+        recorded (a slot would otherwise see it only after ``poll``)."""
+        assert self.ledger is not None
+        while True:
+            await asyncio.sleep(COLLECT_EVERY)
+            if not self._awaited:
+                continue
+            try:
+                states = self.ledger.game_states(self._awaited)
+            except StoreError as err:  # the store briefly locked or unreachable: next time
+                LOGGER.warning("ladder: the games in play elsewhere could not be read (%s)", err)
+                continue
+            if any(status == "done" for status, _ in states.values()):
+                self._game_over()
+
+    def _plays_here(
+        self, store: Store, game: GameSpec, state: tuple[str, Any] | None, since: float
+    ) -> bool:
+        """Whether this process plays the game: always one of a remote player (it connects
+        here); a local one when no worker is alive, or none claimed it for a whole lease."""
+        local = all(self.players[n].kind == "local" for n in (game.seat0, game.seat1))
+        if not local:
+            return True
+        now = time.time()
+        if not any(r.role == "worker" for r in store.runners(now=now)):
+            return True
+        return state is not None and state[0] == "pending" and now - since >= self.lease
+
+    def _claim(self, store: Store, game: GameSpec) -> Claim | None:
+        """Claim ``game`` (None if another runner holds it). The pairing's name is its players'
+        (as a tournament's), so the other open games of the ledger's pairs are skipped; one
+        of a pair scheduled by an earlier version may still come first: it is given back, and
+        its own pair plays it."""
+        assert self.ledger is not None
+        open_games = {g for row in self.ledger.rows(open_only=True) for g in row.games}
+        skip = set(self.failed) | (open_games - {game.game_id})
         while True:
             claim = store.claim(owner=self.owner, lease_seconds=self.lease, now=time.time(),
-                                prefer=pair.games[0].pairing, only=True, skip=skip)  # fmt: skip
-            if claim is None or claim.game.game_id in mine:
+                                prefer=game.pairing, only=True, skip=skip)  # fmt: skip
+            if claim is None or claim.game.game_id == game.game_id:
                 return claim
             store.release(claim)
             skip.add(claim.game.game_id)
-
-    def _skill(self, name: str, now: float) -> Skill:
-        """A player's rating now: a new player's, or its last grown for the time since."""
-        skill = self.skills.get(name)
-        if skill is None:
-            return self.model.new()
-        return self.model.idle(skill, now - self.last_played.get(name, now))
-
-    def _recorded(self, outcome: GameOutcome) -> None:
-        self._results[outcome.spec.game_id] = outcome.result
-        if self._report is not None:
-            self._report(outcome)
 
     def _rate(self, pair: Pair) -> None:
         """Rate a complete pair and store the ratings (once: a pair rated before is skipped)."""
         assert self.book is not None
         a, b = pair.players
+        key = (
+            pair_deal(self.deal, pair.deal_id).key_hex if pair.deal_id in self._scheduled else None
+        )
+        self._scheduled.pop(pair.deal_id, None)
         if unplayed(pair.results):
             LOGGER.warning("pair %s (%s vs %s) not rated: neither bot started in one of its games",
                            pair.deal_id, a, b)  # fmt: skip
+            pair.outcome = "unrated"
+            if key is not None and self.ledger is not None:
+                self.ledger.close(pair.deal_id, "unrated", key, now=time.time())
             if self.on_pair is not None:
                 self.on_pair(pair)
             return
@@ -373,7 +215,8 @@ class LadderRun(TournamentRun):
         new_a, new_b = self.model.rate(self._skill(a, now), self._skill(b, now), score)
         rows = [RatingRow(pair.deal_id, a, b, score, new_a.mu, new_a.sigma, now),
                 RatingRow(pair.deal_id, b, a, 1.0 - score, new_b.mu, new_b.sigma, now)]  # fmt: skip
-        if self.book.record_pair(rows):
+        pair.outcome = "rated"
+        if self.book.record_pair(rows, deal_key=key):
             self.skills[a], self.skills[b] = new_a, new_b
             self.last_played[a] = self.last_played[b] = now
             self.last_opponent[a], self.last_opponent[b] = b, a

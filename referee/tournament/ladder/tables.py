@@ -34,7 +34,12 @@ CREATE TABLE IF NOT EXISTS ladder_current (ladder TEXT NOT NULL, player TEXT NOT
 CREATE TABLE IF NOT EXISTS ladder_ratings (seq {serial}, ladder TEXT NOT NULL,
     deal_id TEXT NOT NULL, player TEXT NOT NULL, opponent TEXT NOT NULL, score {real} NOT NULL,
     mu {real} NOT NULL, sigma {real} NOT NULL, at {real} NOT NULL,
-    UNIQUE (ladder, deal_id, player))"""
+    UNIQUE (ladder, deal_id, player));
+CREATE TABLE IF NOT EXISTS ladder_pairs (ladder TEXT NOT NULL, deal_id TEXT NOT NULL,
+    player_a TEXT NOT NULL, player_b TEXT NOT NULL, games TEXT NOT NULL,
+    local INTEGER NOT NULL, commitment TEXT NOT NULL, scheduled_at {real} NOT NULL,
+    closed TEXT CHECK (closed IN ('rated', 'voided', 'unrated')), closed_at {real},
+    deal_key TEXT, PRIMARY KEY (ladder, deal_id))"""
 SQLITE_SCHEMA = _SCHEMA.format(real="REAL", serial="INTEGER PRIMARY KEY")
 PG_SCHEMA = _SCHEMA.format(real="double precision", serial="bigserial PRIMARY KEY")
 _PG_LOCK = 0x6C6164  # advisory lock serialising the tables' creation
@@ -85,6 +90,11 @@ class Tables:
         except psycopg.Error as exc:
             raise StoreError(redact(url), f"cannot open the ladder's tables: {exc}") from exc
         return cls(redact(url), conn, postgres=True)
+
+    @property
+    def postgres(self) -> bool:
+        """Whether the store is a PostgreSQL database (else a SQLite file)."""
+        return self._postgres
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -1,0 +1,72 @@
+"""The ``ladder`` command's arguments: ``run``, ``add``, ``retire``, ``history``, ``deals``
+and ``list`` (docs/ladder.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from referee.cli.keys import add_security_options
+from referee.cli.logs import add_log_options
+from referee.cli.parsers import positive_seconds, spectate_options
+from referee.tournament.defaults import LEASE_SECONDS
+
+__all__ = ["add_ladder_commands"]
+
+
+def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``ladder run|add|retire|list|history|deals`` (docs/ladder.md)."""
+    lad = sub.add_parser("ladder", help="a competition that never ends (docs/ladder.md)")
+    actions = lad.add_subparsers(dest="action", required=True)
+    run = actions.add_parser("run", help="play the ladder until stopped (SIGINT/SIGTERM)")
+    run.add_argument("config", type=Path)
+    run.add_argument(
+        "--bind",
+        default="tcp://127.0.0.1:5555",
+        help="endpoint remote entrants reach (default tcp://127.0.0.1:5555)",
+    )
+    add_security_options(run)
+    run.add_argument("--out", type=Path, default=None, help="its directory (store, records)")
+    run.add_argument(
+        "--store", default=None, help="a postgresql:// URL for its store (default: OUT's file)"
+    )
+    run.add_argument("--workers", default="1", metavar="N|auto",
+                     help="referee processes on this machine: N - 1 workers play the local"
+                     " entrants' games (default 1; auto: one per core)")  # fmt: skip
+    run.add_argument(
+        "--lease",
+        type=positive_seconds,
+        default=LEASE_SECONDS,
+        help=f"seconds a claim lives unrenewed (default {LEASE_SECONDS:g})",
+    )
+    add_log_options(run)
+    spectate_options(run)
+    add = actions.add_parser("add", help="add an entrant, or a new version of one")
+    add.add_argument("dir", type=Path, nargs="?", help="the ladder's directory")
+    add.add_argument("name", help="the entrant (its versions are NAME.v1, NAME.v2...)")
+    add.add_argument("--command", dest="command_line", default=None, metavar="CMD",
+                     help="a local entrant's command line, run in the sandbox")  # fmt: skip
+    add.add_argument("--remote", action="store_true", help="a remote entrant (connects itself)")
+    add.add_argument("--public-key", default=None,
+                     help="a remote entrant's CURVE public key (Z85 or its .key file)")  # fmt: skip
+    add.add_argument("--token", default=None, help="its token (default: drawn and printed)")
+    add.add_argument("--json", action="store_true", help="print the version as JSON")
+    retire = actions.add_parser("retire", help="retire an entrant (its active version)")
+    retire.add_argument("dir", type=Path, nargs="?")
+    retire.add_argument("name")
+    retire.add_argument("--json", action="store_true")
+    history = actions.add_parser("history", help="a player's rating after each of its pairs")
+    history.add_argument("dir", type=Path, nargs="?")
+    history.add_argument("player", help="a version, NAME.vN")
+    history.add_argument("--json", action="store_true")
+    deals = actions.add_parser("deals", help="every pair's deal commitment, and its key once"
+                               " the pair is closed")  # fmt: skip
+    deals.add_argument("dir", type=Path, nargs="?")
+    deals.add_argument("--json", action="store_true")
+    listing = actions.add_parser("list", help="every version of every entrant, and the log")
+    listing.add_argument("dir", type=Path, nargs="?")
+    listing.add_argument("--json", action="store_true", help="with the audit log")
+    for admin in (add, retire, history, deals, listing):
+        admin.add_argument("--store", default=None,
+                           help="a postgresql:// URL instead of DIR's store")  # fmt: skip
+        admin.add_argument("--ladder", default=None, help="the ladder's name in --store")
