@@ -34,8 +34,9 @@ hand ends, and not before its deal is unsealed: a tournament seals every deal th
 to be played (a duplicate twin, or a game to be replayed after an interruption) will deal
 again. Until then the hand is shown as both seats see it.
 
-A released hand is replayed through the rules in a worker thread (a deal unsealed at once
-releases every hand of two games). **Bounds:** at most ``max_spectators`` streams; a spectator
+:class:`~referee.live.withheld.Withheld` holds and releases them; a released hand is replayed
+through the rules in a worker thread (a deal unsealed at once releases every hand of two
+games). **Bounds:** at most ``max_spectators`` streams; a spectator
 whose unsent events exceed ``queue_bytes`` is dropped (its stream closed) rather than
 buffered without limit. The observer only updates this state (encoding is done at most every
 ``flush_seconds``), on the referee's event loop: it never waits, and an error in it is logged
@@ -49,14 +50,14 @@ import copy
 import json
 import logging
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from referee.live.game import LiveGame
 from referee.live.public import PublicHand, packed
 from referee.live.stream import LiveConfig, Spectator, TooManySpectators, sse
+from referee.live.withheld import Withheld
 from referee.match import Observer
-from referee.view.replay_data import Clocks, recorded_hand
+from referee.view.replay_data import Clocks
 
 __all__ = ["LiveConfig", "LiveHub", "Spectator", "TooManySpectators", "sse"]
 
@@ -80,7 +81,6 @@ class LiveHub:
         self.config = config or LiveConfig()
         self.matches: dict[str, LiveGame] = {}
         self.spectators: set[Spectator] = set()
-        self.sealed: set[str] = set()
         self.standings = b""
         self._standings_due: dict[str, Any] | None = None
         self._standings_timer: asyncio.TimerHandle | None = None
@@ -95,14 +95,15 @@ class LiveHub:
         """Spectators dropped for falling behind (since start)."""
         self.peak = 0
         """Most spectators at once."""
-        self._timers: set[asyncio.TimerHandle] = set()
         self._pending: dict[str, LiveGame] = {}
         """Games with steps played since the last flush."""
         self._progress: dict[str, LiveGame] = {}
         """Games whose progress (``at``) changed since the flush timer last fired."""
         self._flusher: asyncio.TimerHandle | None = None
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-release")
-        self._inflight: set[asyncio.Future[dict[str, Any]]] = set()
+        self.withheld = Withheld(
+            self.matches, self.config.delay, on_hand=self._hand, on_meta=self._meta
+        )
+        """What is not shown yet (see "What is withheld" above)."""
         self.closed = False
 
     # ------------------------------------------------------------ spectators
@@ -247,29 +248,32 @@ class LiveHub:
         self._standings_due = None
         self._standings_at = asyncio.get_running_loop().time()
 
+    @property
+    def sealed(self) -> set[str]:
+        """Deals whose cards stay withheld (:class:`~referee.live.withheld.Withheld`)."""
+        return self.withheld.sealed
+
     def seal(self, deal_ids: Iterable[str]) -> None:
         """Withhold the cards of every hand dealt from these deals until :meth:`unseal`."""
-        self.sealed.update(deal_ids)
+        self.withheld.seal(deal_ids)
 
     def unseal(self, deal_id: str) -> None:
         """No game still to be played deals from ``deal_id``: release what is due."""
-        self.sealed.discard(deal_id)
-        for match in list(self.matches.values()):
-            if match.deal_id == deal_id:
-                for key in [k for k, item in match.withheld.items() if item["due"]]:
-                    self._release(match, key)
+        self.withheld.unseal(deal_id)
 
     def withholding(self) -> bool:
         """Whether a hand's cards (or a game's fault details) are still to be released, other
         than those of a sealed deal (which stay withheld)."""
-        return any(m.withheld and m.deal_id not in self.sealed for m in self.matches.values())
+        return self.withheld.pending()
 
     async def released(self) -> None:
         """Wait until everything withheld that is not sealed has been released and published
         (at most the card delay, once the games are over)."""
-        while self.withholding() or self._inflight:
-            await asyncio.sleep(0.05)
-            await self.settled()
+        await self.withheld.released()
+
+    async def settled(self) -> None:
+        """Wait until every hand being released has been published."""
+        await self.withheld.settled()
 
     def finish(self, *, complete: bool) -> None:
         """The tournament has ended: send the last standings now and tell the spectators (see
@@ -288,13 +292,10 @@ class LiveHub:
         if self._standings_timer is not None:
             self._standings_timer.cancel()
             self._standings_timer = None
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
+        self.withheld.close()
         for spectator in self.spectators:
             spectator.end()
         self.spectators.clear()
-        self._worker.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------ the matches' side
 
@@ -356,7 +357,7 @@ class LiveHub:
             match.meta.update(match_end=match_end, complete=True)
             match.meta["status"] = "over"
             match.over = True
-            self._withhold(match, "match", {})
+            self.withheld.hold(match, "match", {})
         self._meta(match)
         if kind == "match_end":
             self._trim()
@@ -398,58 +399,7 @@ class LiveHub:
         end = {"id": match.id, "hand": playing.id, "used_ms": data["used_ms"],
                "result": data["result"], "scores_after": data["scores_after"]}  # fmt: skip
         match.steps[playing.id].append(self._publish("end", end, match.id))
-        self._withhold(match, playing.id, rec)
-
-    def _withhold(self, match: LiveGame, key: str, rec: dict[str, Any]) -> None:
-        match.withheld[key] = {"due": False, "rec": rec}
-        loop = asyncio.get_running_loop()
-        timer: asyncio.TimerHandle
-
-        def due() -> None:
-            self._timers.discard(timer)
-            item = match.withheld.get(key)
-            if item is None or self.matches.get(match.id) is not match:
-                return
-            item["due"] = True
-            if match.deal_id not in self.sealed:
-                self._release(match, key)
-
-        timer = loop.call_later(self.config.delay, due)
-        self._timers.add(timer)
-
-    def _release(self, match: LiveGame, key: str) -> None:
-        item = match.withheld.pop(key)
-        if key == "match":
-            for fault, detail in zip(match.meta["faults"], match.details, strict=True):
-                fault["detail"] = detail
-            self._meta(match)
-            return
-        assert match.rules is not None
-        clocks = match.start_clocks.pop(key)
-        # Replaying a hand through the rules (every step's melds) takes milliseconds, and an
-        # unsealed deal releases every hand of two games at once: off the referee's loop.
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._worker, recorded_hand, match.rules, item["rec"], clocks)
-        self._inflight.add(future)
-
-        def done(future: asyncio.Future[dict[str, Any]]) -> None:
-            self._inflight.discard(future)
-            if future.cancelled() or self.closed or self.matches.get(match.id) is not match:
-                return
-            error = future.exception()
-            if error is not None:
-                LOGGER.error("live feed of %s stopped: %r", match.id, error)
-                match.broken = True
-                return
-            self._hand(match, future.result())
-
-        future.add_done_callback(done)
-
-    async def settled(self) -> None:
-        """Wait until every hand being released has been published."""
-        while self._inflight:
-            await asyncio.gather(*list(self._inflight), return_exceptions=True)
-            await asyncio.sleep(0)  # let their callbacks run
+        self.withheld.hold(match, playing.id, rec)
 
     def _trim(self) -> None:
         finished = [m for m in self.matches.values() if m.over]
