@@ -15,7 +15,6 @@ so :meth:`PgStore.clock_skew` lets a worker refuse to join with a clock far from
 
 from __future__ import annotations
 
-import re
 import secrets
 import threading
 import zlib
@@ -44,25 +43,22 @@ from referee.tournament.store.base import (
     fault_rows,
     other_config,
 )
-from referee.tournament.store.schemas import PG_SCHEMA as _SCHEMA
+from referee.tournament.store.pg_open import (
+    PG_SCHEMA_VERSION,
+    connect,
+    create_or_check,
+    only_tournament,
+    redact,
+)
 
 __all__ = ["PG_SCHEMA_VERSION", "PgStore", "redact"]
 
-PG_SCHEMA_VERSION = 1
-"""Version of the PostgreSQL table layout (table ``gin_schema``)."""
-
-_LOCK_KEY = 0x67696E  # advisory lock serialising schema creation
 _GAME_COLUMNS = "game_id, pairing, seat0, seat1, deal_id, pair_index"
 _RELEASE = (
     "UPDATE games SET status = 'pending', owner = NULL, lease = NULL, lease_expires = NULL"
     " WHERE tournament = %s AND status = 'claimed'"
 )
 _RUNNER = "SELECT owner, host, pid, role, expires FROM runners"
-
-
-def redact(url: str) -> str:
-    """``url`` without its password (for messages and logs)."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 def _spec(row: Sequence[Any]) -> GameSpec:
@@ -83,14 +79,10 @@ class PgStore(StoreBase):
     def open(cls, url: str, *, tournament: str | None = None, timeout: float = 10.0) -> PgStore:
         """Connect, create the tables on first use, check the schema version. Without
         ``tournament``, the database must hold exactly one unfinished tournament."""
-        location = redact(url)
+        location, conn = connect(url, timeout)
         try:
-            conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)))
-        except psycopg.Error as exc:
-            raise StoreError(location, f"cannot connect: {exc}".strip()) from exc
-        try:
-            cls._create_or_check(location, conn)
-            name = tournament if tournament is not None else cls._only(location, conn)
+            create_or_check(location, conn)
+            name = tournament if tournament is not None else only_tournament(location, conn)
         except psycopg.Error as exc:
             conn.close()
             raise StoreError(location, f"cannot be opened: {exc}") from exc
@@ -98,43 +90,6 @@ class PgStore(StoreBase):
             conn.close()
             raise
         return cls(location, conn, name)
-
-    @staticmethod
-    def _create_or_check(location: str, conn: psycopg.Connection[Any]) -> None:
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
-            found = conn.execute("SELECT to_regclass('gin_schema')").fetchone()
-            if found is None or found[0] is None:
-                taken = conn.execute(
-                    "SELECT to_regclass('games'), to_regclass('tournament')"
-                ).fetchone()
-                if taken is not None and any(taken):
-                    raise StoreError(
-                        location, "holds tables named games/tournament of another application"
-                    )
-                for statement in _SCHEMA.split(";\n"):
-                    conn.execute(statement.encode())
-                conn.execute("INSERT INTO gin_schema VALUES (%s)", (PG_SCHEMA_VERSION,))
-        versions = [row[0] for row in conn.execute("SELECT version FROM gin_schema")]
-        if versions != [PG_SCHEMA_VERSION]:
-            raise StoreError(
-                location,
-                f"has schema version {versions}, this gin-referee reads only {PG_SCHEMA_VERSION}",
-            )
-
-    @staticmethod
-    def _only(location: str, conn: psycopg.Connection[Any]) -> str:
-        rows = conn.execute(
-            "SELECT t.tournament, bool_or(g.status <> 'done') FROM tournament t"
-            " JOIN games g USING (tournament) GROUP BY t.tournament ORDER BY t.tournament"
-        ).fetchall()
-        open_ones = [row[0] for row in rows if row[1]]
-        if len(open_ones) == 1:
-            return str(open_ones[0])
-        if len(rows) == 1:
-            return str(rows[0][0])
-        names = ", ".join(row[0] for row in rows) or "none"
-        raise StoreError(location, f"name the tournament (--tournament); it holds: {names}")
 
     @property
     def location(self) -> str:
