@@ -27,8 +27,11 @@ PONGs), so that a peer that never reads cannot make the referee hold its bytes:
 * one PONG is owed at most (:attr:`ServerConnection.pong`, as in libzmq), and it is written
   only when nothing is queued: a peer that PINGs and does not read gets no PONGs (it would
   not read them), and our own PINGs are skipped likewise;
-* a graceful close (a reject, ``disconnect``, a deadline) that has not drained within
-  ``close_drain_ms`` is aborted.
+* a graceful close (a reject, ``disconnect``, a deadline, or the peer's own end of its
+  stream) that has not drained within ``close_drain_ms`` is aborted: a peer that half-closes
+  (``shutdown(SHUT_WR)``) with bytes still queued towards it, and then never reads, would
+  otherwise hold its connection for as long as it keeps its socket, as asyncio closes such
+  a transport only once it has drained.
 """
 
 from __future__ import annotations
@@ -117,6 +120,8 @@ class PeerProtocol(asyncio.BufferedProtocol):
         self.admitted = False
         self.lost_reason = ""
         self._paused = False
+        self._closing = False
+        """True once :meth:`close` has started the close and its drain deadline."""
         self._aborted = False
         self._parse_pending = False
         self._credit = float(owner.config.frames_per_s)
@@ -159,12 +164,14 @@ class PeerProtocol(asyncio.BufferedProtocol):
             self._parse()
 
     def eof_received(self) -> bool:
-        """The peer closed its side: we close ours (False)."""
-        self.lost_reason = self.lost_reason or "connection closed by the peer"
-        return False
+        """The peer closed its side: we close ours, within the drain deadline (asyncio alone
+        would wait for a drain that a peer which never reads never allows)."""
+        self.close("connection closed by the peer", False)
+        return True  # closed here: asyncio need not close the transport itself
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Tell the transport (and through it the match layer) the connection is gone."""
+        self._closing = True  # nothing left to close
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -282,7 +289,7 @@ class PeerProtocol(asyncio.BufferedProtocol):
     def admit(self) -> None:
         """The match layer accepted this connection (a valid hello): no admission deadline."""
         self.admitted = True
-        if self._timer is not None:
+        if self._timer is not None and not self._closing:  # a drain deadline stays
             self._timer.cancel()
             self._timer = None
 
@@ -332,9 +339,10 @@ class PeerProtocol(asyncio.BufferedProtocol):
             if timed_out:
                 self.owner.stats.timed_out += 1
         transport = self.transport
-        if transport is None or transport.is_closing():
+        if transport is None or self._closing or self._aborted:
             return
-        transport.close()
+        self._closing = True
+        transport.close()  # a no-op if asyncio is closing it already: the deadline still holds
         if self._timer is not None:
             self._timer.cancel()
         drain = self.owner.config.close_drain_ms / 1000
