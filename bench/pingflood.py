@@ -9,7 +9,8 @@ flooding on; each worker holds ``--connections`` connections that complete the h
 referee drops them, then connect again. With ``--half-close S`` each connection ends its own
 side after S seconds of PINGs (``shutdown(SHUT_WR)``, the PONGs the referee queued still
 unread) and keeps its socket until the referee closes it: asyncio closes such a connection
-only once it has drained, which a peer that never reads never allows.
+only once it has drained, which a peer that never reads never allows. (Over TCP the kernel's
+buffers take the PONGs first, and take long to fill: the attack is for ``ipc://``.)
 Before the referee bounded what it writes, each PONG it owed such a peer was queued (the
 referee grew by a gigabyte in two minutes) and a connection it closed stayed open until the
 attacker left, holding its slot and its key.

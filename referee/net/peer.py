@@ -37,8 +37,11 @@ PONGs), so that a peer that never reads cannot make the referee hold its bytes:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import socket
+import struct
 from typing import Protocol
 
 from referee.net.types import Incoming, TransportConfig, TransportStats
@@ -57,6 +60,8 @@ logger = logging.getLogger(__name__)
 
 BATCH = 256  # frames parsed per connection per turn of the loop
 _READ_CHUNK = 262144
+_RESET = struct.pack("ii", 1, 0)
+"""``SO_LINGER`` on with no time: closing the socket resets the connection."""
 READ_BUFFER = 16384
 """Bytes one read of the loop takes at most (a larger frame arrives over several reads)."""
 
@@ -349,8 +354,10 @@ class PeerProtocol(asyncio.BufferedProtocol):
         self._timer = self.owner.loop.call_later(drain, self.abort, "close did not drain")
 
     def abort(self, reason: str) -> None:
-        """Drop the connection at once, and what is queued for it (a peer that does not read).
-        The transport forgets it, and frees its slot and key, on the next turn of the loop."""
+        """Drop the connection at once, and what is queued for it (a peer that does not read),
+        in the kernel too: a TCP connection is reset (``SO_LINGER`` 0), not left to the kernel
+        to deliver what it holds to a peer whose window stays shut.  The transport forgets it,
+        and frees its slot and key, on the next turn of the loop."""
         self.lost_reason = self.lost_reason or reason
         if self._timer is not None:
             self._timer.cancel()
@@ -360,4 +367,8 @@ class PeerProtocol(asyncio.BufferedProtocol):
             self._aborted = True
             self.owner.stats.aborted += 1
             logger.debug("aborting peer %s (%s): %s", self.peer.hex() or "-", self.address, reason)
+            sock = transport.get_extra_info("socket")
+            if sock is not None and sock.family != socket.AF_UNIX:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
             transport.abort()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import select
 import sys
 
 import pytest
@@ -141,6 +142,11 @@ async def test_a_peer_over_the_send_bound_is_aborted_and_forgotten() -> None:
         await wait_until(lambda: lost.seen != [])
         assert lost.seen[0][0] == peer and "not reading" in lost.seen[0][1]
         assert t.connections == 0 and t.send(peer, b"more") is False
+        # Reset, not closed: the kernel drops what it held for the peer at once, and the
+        # peer, its window shut, learns it (a FIN would wait behind the bytes it never reads).
+        poller = select.poll()
+        poller.register(client.writer.get_extra_info("socket").fileno(), select.POLLERR)
+        await wait_until(lambda: bool(poller.poll(0)))
         client.writer.transport.abort()
 
 
