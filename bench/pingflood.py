@@ -19,7 +19,9 @@ At the end it prints one JSON line: the connections made, those the referee drop
 PINGs sent, connection attempts refused, and the seconds from noticing a drop to the next
 completed handshake (the median and the largest: how soon the slot and key were free again),
 and with ``--half-close`` the seconds from each connection's end of its stream to the
-referee's close of the connection.
+referee's close of the connection, and the connections still open at the end more than
+:data:`PINNED_AFTER` seconds after their end (pinned: none, since the referee aborts a close
+that does not drain).
 Used by ``tests/e2e/test_ping_flood.py``, ``tests/bots/pingflood_bot.py`` and
 ``bench/soak.py``.
 """
@@ -43,6 +45,8 @@ __all__ = ["flood_pings", "run"]
 
 PING = b"\x04PING\x00\x1e" + b"c" * 16  # TTL 3 s, the longest context a PONG echoes
 BATCH = 64
+PINNED_AFTER = 5.0
+"""Seconds after its half-close at which a connection the referee still holds is pinned."""
 
 
 @dataclass
@@ -59,6 +63,9 @@ class Counts:
     """Seconds from each drop noticed to the next completed handshake."""
     released_s: list[float] = field(default_factory=list)
     """Seconds from each half-close to the referee's close of that connection."""
+    pinned: int = 0
+    """Half-closed connections the referee still held at the end, more than
+    :data:`PINNED_AFTER` seconds after their half-close."""
 
 
 async def _closed_by_peer(client: ZmtpClient, end: float) -> bool:
@@ -112,6 +119,7 @@ async def _connection(
                 if await _closed_by_peer(client, end):
                     stats.released_s.append(time.monotonic() - shut)
                     raise ConnectionResetError("closed by the referee")
+                stats.pinned += end - shut > PINNED_AFTER
         except (OSError, ConnectionError):
             stats.dropped += 1
             dropped_at = time.monotonic()
@@ -180,6 +188,7 @@ def run(
     total["reconnect_s"] = _spread([d for r in reports for d in r.reconnect_s])
     if half_close:
         total["released_s"] = _spread([d for r in reports for d in r.released_s])
+        total["pinned"] = sum(r.pinned for r in reports)
     return total
 
 
