@@ -6,9 +6,8 @@ at its first game the hostile bot starts ``bench/pingflood.py`` against the refe
 ``ipc://`` socket (two processes of 32 connections, two more every 3 s, all PINGing and never
 reading; with ``--half-close`` each connection ends its side after S seconds and keeps its
 socket). The referee's RSS and open descriptors are sampled every 0.25 s until the attack
-ends; one JSON line reports them (start and peak; descriptors also at the attack's last
-sample: connections still held), the hands, games and faults in the match's record, and the
-attack's own report.
+ends; one JSON line reports them (start and peak), the hands, games and faults in the
+match's record, and the attack's own report.
 ``tests/e2e/test_ping_flood.py`` runs the same attack with assertions.
 """
 
@@ -45,19 +44,19 @@ def descriptors(pid: int) -> int:
 
 
 class Samples:
-    """RSS (bytes) and descriptors of one process, sampled: the first, the peak and the last."""
+    """RSS (bytes) and descriptors of one process, sampled: the first and the peak."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.rss_start = self.rss_peak = rss(pid)
-        self.fds_start = self.fds_peak = self.fds_last = descriptors(pid)
+        self.fds_start = self.fds_peak = descriptors(pid)
 
     def take(self) -> None:
         """One more sample (fails if the process has ended)."""
         now, fds = rss(self.pid), descriptors(self.pid)
         assert now > 0, "the referee ended during the attack"
         self.rss_peak = max(self.rss_peak, now)
-        self.fds_peak, self.fds_last = max(self.fds_peak, fds), fds
+        self.fds_peak = max(self.fds_peak, fds)
 
     def report(self) -> dict[str, float]:
         """The figures, RSS in MiB."""
@@ -66,7 +65,6 @@ class Samples:
             "rss_peak_mib": round(self.rss_peak / MiB, 1),
             "fds_start": self.fds_start,
             "fds_peak": self.fds_peak,
-            "fds_last": self.fds_last,
         }
 
 

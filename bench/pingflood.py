@@ -45,7 +45,7 @@ __all__ = ["flood_pings", "run"]
 
 PING = b"\x04PING\x00\x1e" + b"c" * 16  # TTL 3 s, the longest context a PONG echoes
 BATCH = 64
-PINNED_AFTER = 5.0
+PINNED_AFTER = 10.0
 """Seconds after its half-close at which a connection the referee still holds is pinned."""
 
 

@@ -177,7 +177,6 @@ async def test_peers_that_half_close_without_reading_are_aborted_and_their_slots
     t, report, grew = await flood_local_ipc(config, "--half-close", "1")
     released = report["released_s"]
     assert isinstance(released, dict) and released["count"] > 0, report
-    assert report["pinned"] == 0, report  # none still held 5 s after its half-close
     # No deadline of the referee's own ran out (admission: 60 s): every abort was a close
     # that did not drain, and only the peers' own ends of their streams closed them.
     assert t.stats.aborted > 0 and t.stats.timed_out == 0, t.stats
