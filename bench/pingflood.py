@@ -68,9 +68,10 @@ class Counts:
     :data:`PINNED_AFTER` seconds after their half-close."""
 
 
-async def _closed_by_peer(client: ZmtpClient, end: float) -> bool:
+async def _closed_by_referee(client: ZmtpClient, end: float) -> bool:
     """Wait (until ``end``) for the referee to close ``client``'s connection, reading
-    nothing: the kernel reports the peer's close (``POLLRDHUP``) before the unread bytes."""
+    nothing: ``poll`` reports its close (``POLLRDHUP``, or ``POLLHUP`` and ``POLLERR`` after a
+    reset) while the bytes before it lie unread."""
     poller = select.poll()
     poller.register(client.writer.get_extra_info("socket").fileno(), select.POLLRDHUP)
     while time.monotonic() < end:
@@ -116,7 +117,7 @@ async def _connection(
             if half_close and time.monotonic() < end:
                 client.writer.write_eof()
                 shut = time.monotonic()
-                if await _closed_by_peer(client, end):
+                if await _closed_by_referee(client, end):
                     stats.released_s.append(time.monotonic() - shut)
                     raise ConnectionResetError("closed by the referee")
                 stats.pinned += end - shut > PINNED_AFTER
