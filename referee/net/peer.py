@@ -126,7 +126,8 @@ class PeerProtocol(asyncio.BufferedProtocol):
         self.lost_reason = ""
         self._paused = False
         self._closing = False
-        """True once :meth:`close` has started the close and its drain deadline."""
+        """True once the close has begun (:meth:`close`, which sets its drain deadline) or
+        the connection is gone: a later close changes nothing."""
         self._aborted = False
         self._parse_pending = False
         self._credit = float(owner.config.frames_per_s)
