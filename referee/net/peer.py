@@ -27,15 +27,21 @@ PONGs), so that a peer that never reads cannot make the referee hold its bytes:
 * one PONG is owed at most (:attr:`ServerConnection.pong`, as in libzmq), and it is written
   only when nothing is queued: a peer that PINGs and does not read gets no PONGs (it would
   not read them), and our own PINGs are skipped likewise;
-* a graceful close (a reject, ``disconnect``, a deadline) that has not drained within
-  ``close_drain_ms`` is aborted.
+* a graceful close (a reject, ``disconnect``, a deadline, or the peer's own end of its
+  stream) that has not drained within ``close_drain_ms`` is aborted: a peer that half-closes
+  (``shutdown(SHUT_WR)``) with bytes still queued towards it, and then never reads, would
+  otherwise hold its connection for as long as it keeps its socket, as asyncio closes such
+  a transport only once it has drained.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import socket
+import struct
 from typing import Protocol
 
 from referee.net.types import Incoming, TransportConfig, TransportStats
@@ -54,6 +60,8 @@ logger = logging.getLogger(__name__)
 
 BATCH = 256  # frames parsed per connection per turn of the loop
 _READ_CHUNK = 262144
+_RESET = struct.pack("ii", 1, 0)
+"""``SO_LINGER`` on with no time: closing the socket resets the connection."""
 READ_BUFFER = 16384
 """Bytes one read of the loop takes at most (a larger frame arrives over several reads)."""
 
@@ -117,6 +125,9 @@ class PeerProtocol(asyncio.BufferedProtocol):
         self.admitted = False
         self.lost_reason = ""
         self._paused = False
+        self._closing = False
+        """True once the close has begun (:meth:`close`, which sets its drain deadline) or
+        the connection is gone: a later close changes nothing."""
         self._aborted = False
         self._parse_pending = False
         self._credit = float(owner.config.frames_per_s)
@@ -159,12 +170,14 @@ class PeerProtocol(asyncio.BufferedProtocol):
             self._parse()
 
     def eof_received(self) -> bool:
-        """The peer closed its side: we close ours (False)."""
-        self.lost_reason = self.lost_reason or "connection closed by the peer"
-        return False
+        """The peer closed its side: we close ours, within the drain deadline (asyncio alone
+        would wait for a drain that a peer which never reads never allows)."""
+        self.close("connection closed by the peer", False)
+        return True  # closed here: asyncio need not close the transport itself
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Tell the transport (and through it the match layer) the connection is gone."""
+        self._closing = True  # nothing left to close
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -282,7 +295,7 @@ class PeerProtocol(asyncio.BufferedProtocol):
     def admit(self) -> None:
         """The match layer accepted this connection (a valid hello): no admission deadline."""
         self.admitted = True
-        if self._timer is not None:
+        if self._timer is not None and not self._closing:  # a drain deadline stays
             self._timer.cancel()
             self._timer = None
 
@@ -332,17 +345,20 @@ class PeerProtocol(asyncio.BufferedProtocol):
             if timed_out:
                 self.owner.stats.timed_out += 1
         transport = self.transport
-        if transport is None or transport.is_closing():
+        if transport is None or self._closing or self._aborted:
             return
-        transport.close()
+        self._closing = True
+        transport.close()  # a no-op if asyncio is closing it already: the deadline still holds
         if self._timer is not None:
             self._timer.cancel()
         drain = self.owner.config.close_drain_ms / 1000
         self._timer = self.owner.loop.call_later(drain, self.abort, "close did not drain")
 
     def abort(self, reason: str) -> None:
-        """Drop the connection at once, and what is queued for it (a peer that does not read).
-        The transport forgets it, and frees its slot and key, on the next turn of the loop."""
+        """Drop the connection at once, and what is queued for it (a peer that does not read),
+        in the kernel too: a TCP connection is reset (``SO_LINGER`` 0), not left to the kernel
+        to deliver what it holds to a peer whose window stays shut.  The transport forgets it,
+        and frees its slot and key, on the next turn of the loop."""
         self.lost_reason = self.lost_reason or reason
         if self._timer is not None:
             self._timer.cancel()
@@ -352,4 +368,8 @@ class PeerProtocol(asyncio.BufferedProtocol):
             self._aborted = True
             self.owner.stats.aborted += 1
             logger.debug("aborting peer %s (%s): %s", self.peer.hex() or "-", self.address, reason)
+            sock = transport.get_extra_info("socket")
+            if sock is not None and sock.family != socket.AF_UNIX:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
             transport.abort()

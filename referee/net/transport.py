@@ -31,9 +31,9 @@ rate, refused at accept beyond them (those admitted give theirs back:
 :mod:`referee.net.ratelimit`), so a storm of handshakes from one address costs the loop little
 more than an ``accept`` each; bytes queued per peer, every byte written counted (a peer over
 ``send_buffer_bytes`` is aborted and ``send`` fails; a PONG is written only to a peer that has
-read what was queued before it; a close that does not drain within ``close_drain_ms`` is
-aborted, so a peer that never reads cannot pin its connection's slot, descriptor or key:
-:mod:`referee.net.peer`).
+read what was queued before it; a close, ours or the peer's end of its stream, that does not
+drain within ``close_drain_ms`` is aborted, so a peer that never reads cannot pin its slot,
+descriptor or key: :mod:`referee.net.peer`).
 
 The referee's own stalls (:mod:`referee.net.stalls`: the loop's ``select`` timing, with a tick
 every 0.1 s while the transport is open) are left out of a peer's heartbeat silence: a frozen

@@ -32,14 +32,14 @@ libzmq) in :attr:`~ServerConnection.pong`, boxed by :meth:`~ServerConnection.tak
 the caller writes it.  Any violation raises :class:`ZmtpError`.
 
 Decisions where peers differ: frame flags with reserved bits (3-7) set are refused (RFC 23
-says they SHALL be zero; libzmq masks them, but no ZeroMQ library sets them); a greeting whose
-major version is above 3 is taken as 3.1 (RFC 23: a higher version is valid, and its peer
-talks ours); a greeting claiming the server role (as-server 1) is refused; metadata with a
-name RFC 23 does not allow, or a name given twice, is refused; the TTL of a peer's PING is
-ignored (how long a silent bot is waited for is the organiser's heartbeat setting, which
-decides a stall fault, not the bot's); a multipart message counts
-:data:`FRAME_COST` bytes per frame besides its payload, so one of empty frames ends at the
-size limit too.
+says they SHALL be zero; libzmq masks them, but no ZeroMQ library sets them; a CURVE message's
+inner flags likewise, :mod:`referee.net.curve`); a greeting whose major version is above 3 is
+taken as 3.1 (RFC 23: a higher version is valid, and its peer talks ours); a greeting claiming
+the server role (as-server 1) is refused; metadata with a name RFC 23 does not allow, or a
+name given twice, is refused; the TTL of a peer's PING is ignored (how long a silent bot is
+waited for is the organiser's heartbeat setting, which decides a stall fault, not the bot's);
+a multipart message counts :data:`FRAME_COST` bytes per frame besides its payload, so one of
+empty frames ends at the size limit too.
 """
 
 from __future__ import annotations

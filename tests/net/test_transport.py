@@ -569,3 +569,25 @@ async def test_connections_share_one_read_buffer_and_keep_their_own_bytes() -> N
         finally:
             await a.close()
             await b.close()
+
+
+@pytest.mark.asyncio
+async def test_the_ttl_of_a_peers_ping_is_ignored() -> None:
+    """A PING asking the referee to drop its peer after 0.1 s of silence is answered, and the
+    peer, silent for longer, keeps its connection: how long a silent bot is waited for is the
+    organiser's heartbeat setting, which decides a stall (docs/security.md)."""
+    cfg = TransportConfig(heartbeat_ivl_ms=50, heartbeat_timeout_ms=20_000)
+    async with RouterTransport(cfg) as t:
+        inbox = collector(t)
+        client = await ZmtpClient.connect(t.endpoint)
+        client.send(b"hello")
+        peer = (await inbox.get()).peer
+        client.send_raw(frame(b"\x04PING\x00\x01ctx", 4))  # TTL: 1 decisecond
+        seen: list[bytes] = []
+        async with asyncio.timeout(10):
+            while seen.count(b"\x04PING") < 6:  # the referee's: >= 0.25 s of our silence
+                seen.append((await client.read_frame())[1][:5])
+        assert b"\x04PONG" in seen and inbox.lost.empty()
+        client.send(b"still here")
+        assert await inbox.get() == Incoming(peer, b"still here")
+        await client.close()

@@ -3,13 +3,17 @@ peer that never reads (issue #29).
 
 The attacker is a real process (``bench/pingflood.py``): connections that PING as fast as they
 can and never read. Before the bound, each PONG owed was queued and a connection the referee
-closed waited for a drain that never came, holding its slot, its key and its bytes.
+closed waited for a drain that never came, holding its slot, its key and its bytes; so did a
+connection whose peer ended its own side (``shutdown(SHUT_WR)``) with bytes still queued
+towards it, as asyncio closes it only once it has drained.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import select
 import sys
 
 import pytest
@@ -51,16 +55,25 @@ async def pingflood(endpoint: str, seconds: float, *args: str) -> dict[str, obje
     return report
 
 
-@pytest.mark.asyncio
-async def test_a_ping_flood_that_never_reads_holds_nothing_and_its_slots_come_back() -> None:
-    config = TransportConfig(endpoint="tcp://127.0.0.1:0", local_ipc=True, admit_timeout_ms=3000)
+async def flood_local_ipc(
+    config: TransportConfig, *args: str
+) -> tuple[RouterTransport, dict[str, object], int]:
+    """8 s of ``bench.pingflood`` (2 processes of 4 connections, and ``args``) against the
+    transport's private ipc endpoint (``config``'s other limits); the transport once every
+    connection is gone, the attack's report, and how much the process grew (KiB)."""
+    config = dataclasses.replace(config, endpoint="tcp://127.0.0.1:0", local_ipc=True)
     async with RouterTransport(config) as t:
         before = rss_kib()
         report = await pingflood(
-            t.local_endpoint, 8, "--connections", "4", "--processes", "2", "--wave", "2"
+            t.local_endpoint, 8, "--connections", "4", "--processes", "2", *args
         )
         await wait_until(lambda: t.connections == 0)
-        grew = rss_kib() - before
+        return t, report, rss_kib() - before
+
+
+@pytest.mark.asyncio
+async def test_a_ping_flood_that_never_reads_holds_nothing_and_its_slots_come_back() -> None:
+    t, report, grew = await flood_local_ipc(TransportConfig(admit_timeout_ms=3000), "--wave", "2")
     pings, made = report["pings"], report["connections"]
     assert isinstance(pings, int) and isinstance(made, int)
     assert pings > 100_000  # it really flooded
@@ -129,6 +142,11 @@ async def test_a_peer_over_the_send_bound_is_aborted_and_forgotten() -> None:
         await wait_until(lambda: lost.seen != [])
         assert lost.seen[0][0] == peer and "not reading" in lost.seen[0][1]
         assert t.connections == 0 and t.send(peer, b"more") is False
+        # Reset, not closed: the kernel drops what it held for the peer at once, and the
+        # peer, its window shut, learns it (a FIN would wait behind the bytes it never reads).
+        poller = select.poll()
+        poller.register(client.writer.get_extra_info("socket").fileno(), select.POLLERR)
+        await wait_until(lambda: bool(poller.poll(0)))
         client.writer.transport.abort()
 
 
@@ -141,7 +159,54 @@ async def test_a_close_that_does_not_drain_is_aborted() -> None:
             if t._peers[peer].transport.get_write_buffer_size():  # type: ignore[union-attr]
                 break  # the kernel's buffers are full: what follows stays queued here
         t.disconnect(peer, "rejected: unknown token")
+        t.admit(peer)  # an admission that comes after the close keeps its drain deadline
         await wait_until(lambda: lost.seen != [])
         assert lost.seen == [(peer, "rejected: unknown token")]
         assert t.stats.aborted == 1 and t.connections == 0
+        client.writer.transport.abort()
+
+
+@pytest.mark.asyncio
+async def test_peers_that_half_close_without_reading_are_aborted_and_their_slots_come_back() -> (
+    None
+):
+    """The flood's connections end their side after 1 s of PINGs, with PONGs still queued
+    towards them, and keep their sockets: each is aborted at the drain deadline (before, each
+    held its slot until the attacker left) and the attacker connects again."""
+    config = TransportConfig(admit_timeout_ms=60_000, close_drain_ms=300)
+    t, report, grew = await flood_local_ipc(config, "--half-close", "1")
+    released = report["released_s"]
+    assert isinstance(released, dict) and released["count"] > 0, report
+    # No deadline of the referee's own ran out (admission: 60 s): every abort was a close
+    # that did not drain, and only the peers' own ends of their streams closed them.
+    assert t.stats.aborted > 0 and t.stats.timed_out == 0, t.stats
+    assert grew < 64 * MiB, f"grew {grew / MiB:.0f} MiB"
+
+
+@pytest.mark.asyncio
+async def test_a_curve_peer_that_half_closes_with_bytes_queued_gives_its_key_back() -> None:
+    keys = CurveServerKeys(SERVER_PUBLIC, SERVER_SECRET, lambda k: None if k == ALICE[0] else "no")
+    config = TransportConfig(curve=keys, close_drain_ms=200, heartbeat_ivl_ms=0)
+    async with RouterTransport(config) as t:
+        lost = Lost()
+        t.set_lost_handler(lost)
+        inbox: asyncio.Queue[Incoming] = asyncio.Queue()
+        t.set_handler(inbox.put_nowait)
+        client = await ZmtpClient.connect(t.endpoint, server_key=SERVER_PUBLIC, keys=ALICE)
+        client.stop_reading()
+        client.send(b"hello")
+        async with asyncio.timeout(5):
+            peer = (await inbox.get()).peer
+        conn = t._peers[peer]
+        while conn.transport is not None and not conn.transport.get_write_buffer_size():
+            assert t.send(peer, b"x" * 60_000)  # until the kernel's buffers are full
+        client.writer.write_eof()  # and the socket kept open, unread
+        await wait_until(lambda: lost.seen != [])
+        assert lost.seen == [(peer, "connection closed by the peer")]
+        assert t.stats.aborted == 1 and t.connections == 0
+        again = await ZmtpClient.connect(t.endpoint, server_key=SERVER_PUBLIC, keys=ALICE)
+        again.send(b"back")
+        async with asyncio.timeout(5):
+            assert (await inbox.get()).payload == b"back"
+        await again.close()
         client.writer.transport.abort()
