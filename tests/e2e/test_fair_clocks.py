@@ -30,6 +30,7 @@ CONTROL = replace(TIGHT, move=0.2)
 """The control's deadline: 50 ms is the benchmark's (docs/tournaments.md, "Fair clocks": one
 unexplained timeout in about 1,000 decisions was seen beside a second load); here 4x that."""
 COMPUTES = f"{PY} {BOTS / 'spin_bot.py'} 0.1"
+SLEEPS_RUNNABLE = f"{PY} {BOTS / 'slow_bot.py'} 2 yield"
 
 
 @pytest.fixture(autouse=True)
@@ -64,6 +65,20 @@ async def test_a_bot_computing_too_long_times_out_every_time_load_or_not(threads
         faults = [s.faults for s in result.seats]
         assert timeouts(result, 0) + len(faults[1]) >= 3 and timeouts(result, 0) >= 1, faults
         assert all(f.kind is FaultKind.TIMEOUT for f in faults[0]), faults
+        assert "charged" in result.seats[0].faults[0].detail
+
+
+async def test_a_sleeping_bot_with_a_runnable_thread_is_timed_out_load_or_not() -> None:
+    """A deadline check that finds the budget spent looks again while a task of the seat is
+    runnable (its wait may not be counted yet). A bot that sleeps 2 s with a thread kept
+    runnable (``sched_yield`` in a loop) must not buy its sleep that way: it is out of time
+    when its CPU reaches the budget or at the wall-time ceiling (1 s), load or not."""
+    for loaded in (False, True):
+        with hogs(seconds=120) if loaded else _nothing():
+            result = await attack(SLEEPS_RUNNABLE, games=2)
+        assert result.seats[0].decisions == 0, (loaded, result.seats[0])
+        faults = [s.faults for s in result.seats]
+        assert timeouts(result, 0) >= 1 and all(f.kind is FaultKind.TIMEOUT for f in faults[0])
         assert "charged" in result.seats[0].faults[0].detail
 
 
