@@ -44,11 +44,13 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import fcntl
 import json
 import os
 import statistics
 import sys
 import tempfile
+import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,6 +101,58 @@ class Probe:
         return max((lag for at, lag in self.lags if start <= at <= end), default=0.0)
 
 
+def _in_reply() -> bool:
+    """Whether the timeout being recorded was found measuring a reply (not at a deadline)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "_fair_elapsed":
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def _bot_tasks(fair: FairClock | None) -> list[str]:
+    """Each task of the timed-out seat at that moment: its state and where it sleeps
+    (``/proc/PID/task/TID/stat`` and ``wchan``), to tell a bot waiting for input from one
+    blocked on something else."""
+    meter = None if fair is None else getattr(fair, "_meter", None)
+    if not isinstance(meter, RunQueueMeter):
+        return []
+    found = []
+    for tid, task in meter.tasks():
+        try:
+            with open(f"{task}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0].decode()
+            with open(f"{task}/wchan") as wchan:
+                found.append(f"{tid} {state} {wchan.read() or '-'}")
+        except OSError:
+            continue
+    return found
+
+
+def _socket_queues(seat: SeatBase) -> dict[str, Any]:
+    """The seat's connection at the timeout: bytes the kernel holds for the referee to read
+    (``SIOCINQ``), bytes the bot has not read yet (``SIOCOUTQ``), what the referee's transport
+    still buffers to write, and whether its reading is paused."""
+    outbox = seat._outbox
+    router = getattr(outbox._send_bytes, "__self__", None)
+    conn = None if router is None else getattr(router, "_peers", {}).get(outbox.peer)
+    transport = None if conn is None else conn.transport
+    if conn is None or transport is None:
+        return {}
+    sock = transport.get_extra_info("socket")
+    found: dict[str, Any] = {"write_buffer": transport.get_write_buffer_size(),
+                             "paused": getattr(conn, "_paused", None),
+                             "parse_buffered": conn.conn.buffered}  # fmt: skip
+    queues = (("unread_by_referee", termios.FIONREAD), ("unread_by_bot", termios.TIOCOUTQ))
+    for name, request in queues:
+        try:
+            found[name] = int.from_bytes(fcntl.ioctl(sock.fileno(), request, b"\0\0\0\0"), "little")
+        except OSError as err:
+            found[name] = str(err)
+    return found
+
+
 @contextlib.contextmanager
 def probing(
     probe: Probe, stamps: bool, nice: int | None = None, *, waits: bool = True
@@ -119,7 +173,10 @@ def probing(
             probe.timeouts.append(
                 {"at": now, "decision": self.clock.decisions, "game": self.game,
                  "hand": self.hand, "starting": probe.starting, "started_last_s": recent,
-                 "window": (now - window - 0.01, now + 0.1), "detail": detail}
+                 "window": (now - window - 0.01, now + 0.1), "detail": detail,
+                 "found": "at a reply" if _in_reply() else "at the deadline",
+                 "bot_tasks": _bot_tasks(getattr(self, "fair", None)),
+                 "socket": _socket_queues(self)}
             )  # fmt: skip
         return saved_fault(self, kind, detail, **kw)
 
