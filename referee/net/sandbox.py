@@ -114,7 +114,7 @@ def probe_soon() -> None:
     the answer ready. Does nothing if the tools are missing or the probe ran."""
     global _probe  # noqa: PLW0603 (one probe per process, read by detect)
     tools = _tools()
-    if _probe is not None or detect.cache_info().currsize or None in tools.values():
+    if _probe is not None or _detected.cache_info().currsize or None in tools.values():
         return
     with contextlib.suppress(OSError):
         _probe = subprocess.Popen(
@@ -124,16 +124,32 @@ def probe_soon() -> None:
         )
 
 
+PROBE_TIMEOUT = 120.0
+"""Seconds the probe may take before it counts as one that could not run. ``bwrap ... true``
+takes milliseconds, but a loaded machine or a paused referee (SIGSTOP, a frozen VM) can hold it
+far longer: a 10 s limit once made a worker paused for 20 s run its bots at ``rlimits``."""
+
+
+class _Unsettled(Exception):
+    """The probe did not end in time: an answer for now, probed again next time."""
+
+    def __init__(self, found: Availability) -> None:
+        super().__init__(found.reason)
+        self.found = found
+
+
 def _run_probe(bwrap: str) -> tuple[int, bytes]:
     """The probe's exit status and stderr: the one :func:`probe_soon` started, else a new one.
-    Raises OSError or SubprocessError when it cannot run."""
+    Raises OSError or SubprocessError when it cannot run (``TimeoutExpired`` after
+    :data:`PROBE_TIMEOUT`)."""
     global _probe
     started, _probe = _probe, None
     if started is None:
-        done = subprocess.run(_probe_argv(bwrap), capture_output=True, timeout=10, check=False)
+        argv = _probe_argv(bwrap)
+        done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT, check=False)
         return done.returncode, done.stderr
     try:
-        _, err = started.communicate(timeout=10)
+        _, err = started.communicate(timeout=PROBE_TIMEOUT)
     except subprocess.TimeoutExpired:
         started.kill()
         started.wait()
@@ -141,9 +157,21 @@ def _run_probe(bwrap: str) -> tuple[int, bytes]:
     return started.returncode, err
 
 
-@functools.cache
 def detect() -> Availability:
-    """Probe once what the kernel and the installed tools allow (runs ``bwrap ... true``)."""
+    """What the kernel and the installed tools allow, probed once (runs ``bwrap ... true``).
+    A probe that did not end within :data:`PROBE_TIMEOUT` gives ``rlimits`` for now and is not
+    remembered: the next call probes again (a slow machine is no evidence that namespaces are
+    refused, and a level once weakened would stay so for the process's life)."""
+    try:
+        return _detected()
+    except _Unsettled as unsettled:
+        return unsettled.found
+
+
+@functools.cache
+def _detected() -> Availability:
+    """:func:`detect`'s answer, remembered; raises :class:`_Unsettled` (not remembered) when
+    the probe timed out."""
     tools = _tools()
     if tools["prlimit"] is None or tools["setpriv"] is None:
         return Availability(SandboxLevel.NONE, "util-linux prlimit/setpriv not found")
@@ -151,6 +179,8 @@ def detect() -> Availability:
         return Availability(SandboxLevel.RLIMITS, "bubblewrap (bwrap) is not installed")
     try:
         returncode, err = _run_probe(tools["bwrap"])
+    except subprocess.TimeoutExpired as exc:
+        raise _Unsettled(Availability(SandboxLevel.RLIMITS, f"bwrap could not run: {exc}")) from exc
     except (OSError, subprocess.SubprocessError) as exc:
         return Availability(SandboxLevel.RLIMITS, f"bwrap could not run: {exc}")
     if returncode != 0:

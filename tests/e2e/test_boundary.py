@@ -113,8 +113,8 @@ def test_a_hello_storm_from_one_address_is_refused_beyond_the_burst(
     daemon, endpoint, out = serving(games=60)
     # Every connection past the bucket is refused: thousands where the attacker gets a core.
     # On a loaded machine the attacker (nice 19) may not even pass the burst in 4 s; it then
-    # goes on longer until it does.
-    for seconds in (4.0, 8.0, 16.0):
+    # goes on longer until it does (beside a CI run and a benchmark it made 99 in 16 s).
+    for seconds in (4.0, 8.0, 16.0, 32.0):
         _, (report,) = attack(daemon, endpoint, ["hello"], seconds=seconds)
         bound = 32 + 4 * (seconds + 2)  # the burst, and the rate over the attack and its start
         assert report["answered"] <= bound, report

@@ -365,9 +365,9 @@ async def test_a_python_from_a_venv_under_tmp_keeps_its_packages_in_the_sandbox(
 
 
 def test_a_probe_started_early_is_the_one_detect_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    sandbox.detect.cache_clear()
+    sandbox._detected.cache_clear()
     expected = sandbox.detect()
-    sandbox.detect.cache_clear()
+    sandbox._detected.cache_clear()
     try:
         sandbox.probe_soon()
         tools = sandbox._tools()
@@ -383,5 +383,34 @@ def test_a_probe_started_early_is_the_one_detect_reads(monkeypatch: pytest.Monke
         assert sandbox._probe is None
     finally:
         monkeypatch.undo()
-        sandbox.detect.cache_clear()
+        sandbox._detected.cache_clear()
+        sandbox.detect()
+
+
+def test_a_probe_that_times_out_is_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded or paused machine can hold the probe past its limit: that answer (rlimits, for
+    now) is not kept for the process's life; the next look probes again."""
+    sandbox._detected.cache_clear()
+    expected = sandbox.detect()
+    sandbox._detected.cache_clear()
+    real = sandbox._run_probe
+    calls: list[str] = []
+
+    def slow(bwrap: str) -> tuple[int, bytes]:
+        calls.append(bwrap)
+        if len(calls) == 1:
+            raise subprocess.TimeoutExpired([bwrap], sandbox.PROBE_TIMEOUT)
+        return real(bwrap)
+
+    monkeypatch.setattr(sandbox, "_run_probe", slow)
+    try:
+        if None in sandbox._tools().values():
+            pytest.skip("NO BWRAP/PRLIMIT/SETPRIV HERE: nothing is probed")
+        first = sandbox.detect()
+        assert first.level is SandboxLevel.RLIMITS and "timed out" in first.reason
+        assert sandbox.detect() == expected  # probed again, and remembered now
+        assert sandbox.detect() == expected and len(calls) == 2
+    finally:
+        monkeypatch.undo()
+        sandbox._detected.cache_clear()
         sandbox.detect()
