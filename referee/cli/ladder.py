@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 from referee.cli.daemon import raise_fd_limit
 from referee.cli.keys import remote_keys, server_keys
 from referee.cli.logs import configure_cli
-from referee.cli.tournament import failed_text, reap_workers, run_with_signals, serve_live
+from referee.cli.tournament import (
+    failed_text,
+    reap_workers,
+    run_with_signals,
+    serve_live,
+    worker_count,
+)
 from referee.net.keys import encode_key
 from referee.net.private import private_dir
 from referee.net.process import BotCommand
@@ -40,7 +46,7 @@ from referee.tournament.ladder import (
     resolve_command,
 )
 from referee.tournament.store import StoreError, is_url, open_store
-from referee.tournament.worker import default_workers, start_workers
+from referee.tournament.worker import start_workers
 
 if TYPE_CHECKING:
     from referee.live.ladder import LadderSpectating
@@ -75,14 +81,6 @@ def _pair_line(run: LadderRun, pair: Pair) -> str:
     return f"pair {pair.deal_id}: {a} vs {b}, {len(pair.results)} game(s); {shown}"
 
 
-def _workers(text: str, config: LadderConfig) -> int:
-    """``--workers``: a number from 1 to 256, or ``auto`` (one per core); ValueError."""
-    count = default_workers(config.play) if text == "auto" else int(text) if text.isdigit() else 0
-    if not 1 <= count <= 256:
-        raise ValueError(f"--workers must be a number from 1 to 256 or auto, not {text!r}")
-    return count
-
-
 async def run_ladder(args: argparse.Namespace) -> int:
     """``gin-referee ladder run CONFIG``: play until SIGINT/SIGTERM (then exit 0)."""
     try:
@@ -95,7 +93,7 @@ async def run_ladder(args: argparse.Namespace) -> int:
     try:
         if args.store is not None and not is_url(args.store):
             raise ValueError(f"--store must be a postgresql:// URL, not {args.store!r}")
-        workers = _workers(args.workers, config)
+        workers = worker_count(args.workers, config.play)
         configure_cli(args, out)
         spectating = _spectating(args, location, config)
         curve = server_keys(args, remote=True)

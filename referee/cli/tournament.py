@@ -228,13 +228,19 @@ def failed_text(failed: dict[int, str]) -> str:
     return "\n".join(lines)
 
 
-def _workers(
-    args: argparse.Namespace, config: TournamentConfig, serve: bool, *, spectate: bool
-) -> int:
-    text = getattr(args, "workers", "1")
+def worker_count(text: str, config: TournamentConfig) -> int:
+    """``--workers``: a number from 1 to 256, or ``auto`` (one per core, at most one per
+    concurrent game); ValueError naming the flag."""
     count = default_workers(config) if text == "auto" else int(text) if text.isdigit() else 0
     if not 1 <= count <= 256:
         raise ValueError(f"--workers must be a number from 1 to 256 or auto, not {text!r}")
+    return count
+
+
+def _workers(
+    args: argparse.Namespace, config: TournamentConfig, serve: bool, *, spectate: bool
+) -> int:
+    count = worker_count(getattr(args, "workers", "1"), config)
     if count > 1 and (serve or any(b.command is None for b in config.bots)):
         raise ValueError("--workers: remote bots connect to one referee; use --workers 1")
     if count > 1 and spectate:
