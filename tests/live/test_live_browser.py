@@ -176,7 +176,8 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
     # The other game: the page watches it now (its stream sends that game's hands).
     other = page.eval("[...GinLive.games.keys()].find(id => id !== GinLive.shown())")
     page.eval(f"document.querySelector('[data-id=\"{other}\"]').click()")
-    wait_for(page, f"GinLive.watching() === {json.dumps(other)} && {watched}.hands.length > 0"
+    # (the page re-subscribes for that game: until its state arrives, the game may be unknown)
+    wait_for(page, f"GinLive.watching() === {json.dumps(other)} && {watched}?.hands.length > 0"
              " && !document.querySelector('#seat-0 .hand .card.back')")  # fmt: skip
     assert page.eval(f"{watched}.hands.every(h => !h.masked)")
     shown = page.eval(CARDS.format("#seat-0 .hand")) + page.eval(CARDS.format("#seat-1 .hand"))
