@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.cli.confinement import gate
 from referee.cli.daemon import raise_fd_limit
 from referee.cli.keys import remote_keys, server_keys
 from referee.cli.logs import configure_cli
@@ -88,6 +89,13 @@ async def run_ladder(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
+    refused = gate(
+        [b.sandbox for b in config.play.bots],  # the [ladder] table's, every entrant's
+        args.require_sandbox or config.play.require_sandbox,
+        strangers=True,
+    )
+    if refused is not None:
+        return refused
     out = args.out or config.out or Path("runs") / config.name
     location: str | Path = out / STORE if args.store is None else args.store
     try:
@@ -110,7 +118,8 @@ async def run_ladder(args: argparse.Namespace) -> int:
         print(f"ladder {config.name}: serving on {endpoint}; {key}", file=sys.stderr, flush=True)
         if workers > 1:  # the ladder is in the store, and this process its runner: they join
             children.extend(start_workers(workers - 1, store=str(location), out=out,
-                                          concurrency=each, lease=args.lease))  # fmt: skip
+                                          concurrency=each, lease=args.lease,
+                                          require_sandbox=args.require_sandbox))  # fmt: skip
 
     async with contextlib.AsyncExitStack() as stack:
         if not await serve_live(stack, spectating, args.spectate):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from referee.cli.confinement import add_require_option
 from referee.cli.keys import add_security_options
 from referee.cli.logs import add_log_options
 from referee.cli.parsers import positive_seconds, spectate_options
@@ -26,6 +27,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         help="endpoint remote entrants reach (default tcp://127.0.0.1:5555)",
     )
     add_security_options(run)
+    add_require_option(run, strangers=True)
     run.add_argument("--out", type=Path, default=None, help="its directory (store, records)")
     run.add_argument(
         "--store", default=None, help="a postgresql:// URL for its store (default: OUT's file)"

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from referee.cli.confinement import demo_sandbox, gate
 from referee.cli.inputs import free_out, match_inputs
 from referee.cli.keys import add_commands as add_key_commands
 from referee.cli.keys import run_keygen, server_keys, warn_insecure
@@ -291,6 +292,7 @@ def _command(args: argparse.Namespace) -> int:
                 "match",
                 f"{python} -m sample_bots.greedy_bot",
                 f"{python} -m sample_bots.random_bot",
+                *demo_sandbox(python),
                 "--games", str(args.games), "--out", str(out),
                 *([] if args.seed is None else ["--seed", str(args.seed)]),
                 *(["--json"] if args.json else []),
@@ -302,6 +304,14 @@ def _command(args: argparse.Namespace) -> int:
             if args.command == "match" and args.sandbox in ("auto", "namespaces"):
                 probe_soon()  # the sandbox's probe runs while the input is checked
             inputs = match_inputs(args) if args.command == "match" else None
+            if inputs is not None:
+                refused = gate(
+                    [s.command.sandbox for s in inputs[1] if s.command is not None],
+                    args.require_sandbox,
+                    strangers=False,
+                )
+                if refused is not None:
+                    return refused
             if args.command not in ("tournament", "serve", "ladder"):  # they log into their out
                 check_log_options(args)
                 if inputs is not None:  # its bots start now; the log, which needs structlog,

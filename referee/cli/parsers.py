@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from referee.cli.confinement import add_require_option
 from referee.cli.keys import add_security_options
 from referee.cli.logs import LOG_LEVELS, add_log_options
 from referee.match import CHECK_TIME, FaultPolicy
@@ -121,6 +122,7 @@ def add_match_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="confinement of the bots started here (default auto: the strongest this machine "
         "allows; none for bots that run in their own containers); see docs/security.md",
     )
+    add_require_option(m, strangers=False)
     m.add_argument(
         "--limit",
         action="append",
@@ -167,6 +169,7 @@ def add_tournament_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     t.add_argument("--resume", action="store_true", help="(default) continue an interrupted run")
     t.add_argument("--bind", default="tcp://127.0.0.1:0", help="endpoint remote bots reach")
     add_security_options(t)
+    add_require_option(t, strangers=True)
     add_log_options(t)
     spectate_options(t)
     t.add_argument("--workers", default="1", metavar="N|auto",
@@ -215,6 +218,7 @@ def add_tournament_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
         "to accept bots from other machines)",
     )
     add_security_options(v)
+    add_require_option(v, strangers=True)
     v.add_argument("--out", type=Path, default=None)
     v.add_argument("--until-done", action="store_true", help="exit when every game is played")
     add_log_options(v)
@@ -302,6 +306,7 @@ def add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     w.add_argument("--lease", type=positive_seconds, default=LEASE_SECONDS,
                    help=f"seconds a claim lives unrenewed (default {LEASE_SECONDS:g})")  # fmt: skip
     w.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
+    add_require_option(w, strangers=True)
     w.add_argument(
         "--log-level",
         default="info",

@@ -52,6 +52,8 @@ def summary(result: MatchResult, names: Sequence[str]) -> str:
         lines.append("result: draw" + (" (interrupted)" if result.interrupted else ""))
     else:
         lines.append(f"winner: {names[result.winner]}")
+    if result.sandbox:
+        lines.append(f"sandbox: {result.sandbox}")
     if result.record_path:
         lines.append(f"record: {result.record_path}")
     return "\n".join(lines)

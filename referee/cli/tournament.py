@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from referee.cli.confinement import gate
 from referee.cli.daemon import raise_fd_limit, run_stoppable
 from referee.cli.keys import server_keys
 from referee.cli.logs import configure_cli
@@ -99,6 +100,13 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
     except (ValueError, OSError) as err:  # a bad log option, an --out that cannot be made
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
+    refused = gate(
+        [b.sandbox for b in config.bots if b.command is not None],
+        args.require_sandbox or config.require_sandbox,
+        strangers=True,
+    )
+    if refused is not None:
+        return refused
     raise_fd_limit()
     try:
         spectating = _spectating(args, out, config)
@@ -182,7 +190,8 @@ async def _play_tournament(
         if workers > 1:
             where = str(location or out / "tournament.sqlite")
             children.extend(start_workers(workers - 1, store=where, out=out, concurrency=each,
-                                          lease=lease))  # fmt: skip
+                                          lease=lease,
+                                          require_sandbox=args.require_sandbox))  # fmt: skip
 
     run = TournamentRun(
         config,

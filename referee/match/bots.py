@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.match.faults import FaultKind
+from referee.net import sandbox
 from referee.net.sandbox import SandboxLevel
 from referee.net.spawn import BotCommand, BotStartError
 
@@ -151,13 +152,15 @@ async def start_bot(
         return seated(link, err)
 
 
-def sandbox_level(processes: Sequence[BotProcess | None]) -> str:
-    """The weakest confinement among started bots (``none`` if none started): the lowest
-    level, then the fewest additions (``namespaces+uid`` is weaker than
-    ``namespaces+uid+cgroup``)."""
+def sandbox_level(processes: Sequence[BotProcess | None], requested: Sequence[str] = ()) -> str:
+    """The weakest confinement among started bots: the lowest level, then the fewest
+    additions (``namespaces+uid`` is weaker than ``namespaces+uid+cgroup``). When none
+    started, the weakest level the ``requested`` ones (``auto`` or a level, one per local
+    bot) would have run at, and ``none`` when no bot is local."""
     started = [p for p in processes if p is not None]
     if not started:
-        return str(SandboxLevel.NONE)
+        levels = [sandbox.resolve(level) for level in requested]
+        return str(min(levels, key=lambda level: level.rank, default=SandboxLevel.NONE))
     weakest = min(started, key=lambda p: (p.sandbox.rank, p.confinement.count("+")))
     return weakest.confinement
 

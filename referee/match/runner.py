@@ -260,7 +260,9 @@ async def run_match(
                     hide=out_dir,
                     extra_env=curve_env(curve, pair),
                 )
-        level = sandbox_level(processes)
+        level = sandbox_level(
+            processes, [s.command.sandbox for s in specs if s.command is not None]
+        )
         if recorder is not None:
             recorder.header_extra["sandbox"] = level
         result = await play_watched(

@@ -53,7 +53,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from referee.net import sandbox
+from referee.net import leftovers, sandbox
 from referee.net.limits import describe_limit, limit_cause
 from referee.net.runqueue import RunQueueMeter
 from referee.net.sandbox import SandboxLevel
@@ -329,6 +329,8 @@ class BotProcess:
             self._cgroup.kill()
             self._cgroup.close()
         if self._lease is not None:
+            if self.sandbox is SandboxLevel.RLIMITS:  # no namespace ended what it left
+                leftovers.purge(self._lease.uid)
             self._lease.release()
 
     def _kill_group(self) -> None:

@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from referee.net import mounts, seccomp
+from referee.net import bubblewrap, mounts, seccomp
 from referee.net.keys import secret_dirs
 from referee.net.limits import Limits
 
@@ -57,6 +57,7 @@ __all__ = [
     "bwrap_status",
     "command_line",
     "detect",
+    "own_uids",
     "resolve",
     "wrap",
 ]
@@ -88,22 +89,27 @@ SANDBOX_CHOICES = ("auto", "none", "rlimits", "namespaces")
 
 @dataclass(frozen=True, slots=True)
 class Availability:
-    """The strongest level this machine allows, and why not more (empty when namespaces)."""
+    """The strongest level this machine allows, and why not more (empty when namespaces).
+    ``shared_uid`` is True when a root referee's ``namespaces`` run in a user namespace (the
+    kernel refused bubblewrap's privileged mode: no ``CAP_SYS_ADMIN``), so its bots cannot
+    have host uids of their own."""
 
     level: SandboxLevel
     reason: str = ""
+    shared_uid: bool = False
 
 
 def _tools() -> dict[str, str | None]:
-    return {name: shutil.which(name) for name in ("bwrap", "prlimit", "setpriv", "nice")}
+    found = {name: shutil.which(name) for name in ("prlimit", "setpriv", "nice")}
+    return {"bwrap": bubblewrap.find().path, **found}
 
 
 _probe: subprocess.Popen[bytes] | None = None
 """The namespaces probe started by :func:`probe_soon`, until :func:`detect` reads it."""
 
 
-def _probe_argv(bwrap: str) -> list[str]:
-    as_root = os.geteuid() == 0
+def _probe_argv(bwrap: str, *, privileged: bool | None = None) -> list[str]:
+    as_root = os.geteuid() == 0 if privileged is None else privileged
     fs = mounts.filesystem_args([], tmp_size=Limits().tmp_size)
     return [bwrap, *_bwrap_args(Limits(), share_net=False, as_root=as_root), *fs, "--", "true"]
 
@@ -176,7 +182,7 @@ def _detected() -> Availability:
     if tools["prlimit"] is None or tools["setpriv"] is None:
         return Availability(SandboxLevel.NONE, "util-linux prlimit/setpriv not found")
     if tools["bwrap"] is None:
-        return Availability(SandboxLevel.RLIMITS, "bubblewrap (bwrap) is not installed")
+        return Availability(SandboxLevel.RLIMITS, bubblewrap.find().missing)
     try:
         returncode, err = _run_probe(tools["bwrap"])
     except subprocess.TimeoutExpired as exc:
@@ -185,8 +191,34 @@ def _detected() -> Availability:
         return Availability(SandboxLevel.RLIMITS, f"bwrap could not run: {exc}")
     if returncode != 0:
         why = err.decode(errors="replace").strip() or f"exit {returncode}"
+        if os.geteuid() == 0 and _user_namespace_works(tools["bwrap"]):
+            return Availability(
+                SandboxLevel.NAMESPACES,
+                f"the kernel refused bubblewrap's privileged mode ({why}): bots run in a user "
+                "namespace, as root's uid outside it, with no capability",
+                shared_uid=True,
+            )
         return Availability(SandboxLevel.RLIMITS, f"the kernel refused namespaces ({why})")
     return Availability(SandboxLevel.NAMESPACES)
+
+
+def _user_namespace_works(bwrap: str) -> bool:
+    """Whether ``bwrap`` can make its namespaces inside a new user namespace here (a root
+    without ``CAP_SYS_ADMIN`` often may)."""
+    argv = _probe_argv(bwrap, privileged=False)
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def own_uids(level: SandboxLevel) -> bool:
+    """Whether a bot at ``level`` runs as a host uid of its own: the referee is root, the
+    level is sandboxed, and (at ``namespaces``) bubblewrap runs privileged."""
+    if level is SandboxLevel.NONE or os.geteuid() != 0:
+        return False
+    return level is SandboxLevel.RLIMITS or not detect().shared_uid
 
 
 def resolve(requested: str) -> SandboxLevel:

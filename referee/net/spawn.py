@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from referee.net import acl, cgroups, mounts, sandbox
+from referee.net import acl, cgroups, leftovers, mounts, sandbox
 from referee.net.botuid import UidLease, UidRangeError
 from referee.net.cgroups import SeatCgroup
 from referee.net.limits import Limits
@@ -129,6 +129,8 @@ class Spawned:
             self.cgroup.kill()
             self.cgroup.close()
         if self.lease is not None:
+            if self.level is SandboxLevel.RLIMITS:
+                leftovers.purge(self.lease.uid)
             self.lease.release()
 
 
@@ -242,7 +244,7 @@ def _seat_cgroup(cmd: BotCommand, level: SandboxLevel, nice: int) -> SeatCgroup 
 def _lease(cmd: BotCommand, level: SandboxLevel) -> UidLease | None:
     """A host uid of its own for a bot of a root referee at a sandboxed level, else None.
     Raises :class:`BotStartError` when none is free."""
-    if level is SandboxLevel.NONE or os.geteuid() != 0:
+    if not sandbox.own_uids(level):
         return None
     try:
         return UidLease.acquire()

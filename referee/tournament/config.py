@@ -20,6 +20,7 @@ from referee.net.botuid import UidRangeError, parse_range
 from referee.net.keys import KeyFileError, decode_key
 from referee.net.limits import Limits
 from referee.net.process import BotCommand
+from referee.net.requirement import LEVELS as REQUIRE_LEVELS
 from referee.net.sandbox import SANDBOX_CHOICES
 from referee.rules import RuleSet
 
@@ -121,6 +122,10 @@ class TournamentConfig:
     store: str | None = None
     """A PostgreSQL URL for the results store (default: ``tournament.sqlite`` in the output
     directory). Not hashed."""
+    require_sandbox: str | None = None
+    """The weakest sandbox level its local bots may run at (``require_sandbox``; None: the
+    level ``sandbox`` names, or ``namespaces`` for ``auto``: :mod:`referee.net.requirement`).
+    Not hashed."""
     bot_uids: range | None = None
     """Host uids for the bots of a root referee (``bot_uids = "FIRST-LAST"``; None: the
     default range, :mod:`referee.net.botuid`). Not hashed."""
@@ -307,7 +312,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
     t = _get(data, "tournament", dict, src, "", {})
     _check_keys(t, {"name", "format", "candidate", "games_per_pairing", "duplicate", "seed",
                     "concurrency", "max_hands_per_game", "local_transport", "reuse_bots",
-                    "out", "store", "sandbox", "limits", "bot_uids"},
+                    "out", "store", "sandbox", "limits", "bot_uids", "require_sandbox"},
                 src, "tournament.")  # fmt: skip
     sandbox, limits = _confinement(t, src, "tournament.", "auto", Limits())
     bots = _bots(data.get("bots"), src, sandbox, limits)
@@ -361,6 +366,10 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
         bot_uids = None if uids_text is None else parse_range(uids_text)
     except UidRangeError as err:
         raise ConfigError(src, "tournament.bot_uids", str(err)) from None
+    require = _get(t, "require_sandbox", str, src, "tournament.")
+    if require is not None and require not in REQUIRE_LEVELS:
+        choices = ", ".join(REQUIRE_LEVELS)
+        raise ConfigError(src, "tournament.require_sandbox", f"must be one of {choices}")
     return TournamentConfig(
         name=_get(t, "name", str, src, "tournament.", "tournament"),
         bots=bots,
@@ -380,6 +389,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>") -> Tournamen
         out=None if out is None else Path(out),
         store=store,
         bot_uids=bot_uids,
+        require_sandbox=require,
     )
 
 

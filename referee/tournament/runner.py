@@ -422,7 +422,8 @@ class TournamentRun:
                         hide=self.out,
                         extra_env=curve_env(self.curve, pairs[seat]),
                     )
-            recorder.header_extra["sandbox"] = sandbox_level(processes)
+            asked = [e.sandbox for e in entries if e.command is not None]
+            recorder.header_extra["sandbox"] = sandbox_level(processes, asked)
             result = await play_watched(
                 match_config,
                 (links[0], links[1]),
@@ -437,7 +438,8 @@ class TournamentRun:
             recorder.close()
         if result.interrupted:
             return None
-        result = replace(result, sandbox=sandbox_level(processes))
+        asked = [e.sandbox for e in entries if e.command is not None]
+        result = replace(result, sandbox=sandbox_level(processes, asked))
         # Stored names are the configured ones, whatever the bots called themselves.
         for summary, entry in zip(result.seats, entries, strict=True):
             summary.name = entry.name

@@ -130,14 +130,18 @@ def worker_config(store: Store) -> tuple[TournamentConfig, str]:
 
 
 def start_workers(
-    count: int, *, store: str, out: Path, concurrency: int, lease: float
-) -> list[subprocess.Popen[bytes]]:
+    count: int, *, store: str, out: Path, concurrency: int, lease: float,
+    require_sandbox: str | None = None,
+) -> list[subprocess.Popen[bytes]]:  # fmt: skip
     """Start ``count`` ``gin-referee worker`` processes on this machine (they stop by
-    themselves when this process dies). The store's location goes in their environment
+    themselves when this process dies), each requiring ``require_sandbox`` when given (the
+    parent's ``--require-sandbox``). The store's location goes in their environment
     (:data:`STORE_ENV`), not on their command line, where any user could read a password."""
     argv = [sys.executable, "-m", "referee", "worker", "--out", str(out),
             "--concurrency", str(concurrency), "--lease", repr(lease),
             "--parent", str(os.getpid()), "--log-level", "warning"]  # fmt: skip
+    if require_sandbox is not None:
+        argv += ["--require-sandbox", require_sandbox]
     env = {**os.environ, STORE_ENV: store}
     return [subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env) for _ in range(count)]
 

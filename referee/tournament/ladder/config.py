@@ -34,7 +34,7 @@ __all__ = [
 
 _PLAY_KEYS = {
     "name", "duplicate", "seed", "concurrency", "max_hands_per_game", "local_transport",
-    "reuse_bots", "out", "sandbox", "limits", "bot_uids",
+    "reuse_bots", "out", "sandbox", "limits", "bot_uids", "require_sandbox",
 }  # fmt: skip
 _LADDER_KEYS = {"poll", "void_after"}
 _PLACEHOLDERS = [{"name": "placeholder-a", "command": "true"},
