@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from referee.net import bubblewrap, mounts, seccomp
+from referee.net import bubblewrap, mounts, private, seccomp
 from referee.net.keys import secret_dirs
 from referee.net.limits import Limits
 
@@ -376,7 +376,9 @@ def wrap(
     paths = [*mounts.command_paths(argv, workdir, env.get("PATH")), *expose]
     socket_path = endpoint.removeprefix("ipc://")
     sockets = [socket_path] if endpoint.startswith("ipc://") and not share_net else []
-    hidden = [*hide, *secret_dirs()]  # the referee's output and keys: an empty tmpfs
+    # the referee's output (this run's, every run's: a bot may share the referee's uid) and
+    # keys: an empty tmpfs
+    hidden = [*hide, *secret_dirs(), *private.outputs()]
     args += mounts.filesystem_args(paths, tmp_size=limits.tmp_size, hide=hidden, sockets=sockets)
     args += ["--clearenv", "--chdir", workdir if os.path.isdir(workdir) else "/"]
     for key, value in env.items():

@@ -21,12 +21,12 @@ def fresh() -> None:
 def no_host_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
     real = shutil.which
     monkeypatch.setattr(
-        bubblewrap.shutil, "which", lambda name, **kw: None if name == "bwrap" else real(name)
+        shutil, "which", lambda name, **kw: None if name == "bwrap" else real(name)
     )
 
 
 def test_the_hosts_bwrap_comes_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bubblewrap.shutil, "which", lambda name, **kw: "/opt/x/bwrap")
+    monkeypatch.setattr(shutil, "which", lambda name, **kw: "/opt/x/bwrap")
     assert bubblewrap.find() == bubblewrap.Bwrap("/opt/x/bwrap", "host")
 
 
