@@ -20,9 +20,7 @@ def fresh() -> None:
 
 def no_host_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
     real = shutil.which
-    monkeypatch.setattr(
-        shutil, "which", lambda name, **kw: None if name == "bwrap" else real(name)
-    )
+    monkeypatch.setattr(shutil, "which", lambda name, **kw: None if name == "bwrap" else real(name))
 
 
 def test_the_hosts_bwrap_comes_first(monkeypatch: pytest.MonkeyPatch) -> None:
