@@ -70,6 +70,10 @@ def open_deal(out: Path, seed: int | None, store: Store, *, created: bool) -> De
     return deal
 
 
+LADDER_META = "ladder"
+"""The store's meta key a ladder sets (``referee.tournament.ladder.worker.LADDER_KEY``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class DealStatus:
     """What ``results`` says about the deals."""
@@ -80,6 +84,8 @@ class DealStatus:
     """False for a tournament dealt from a public seed."""
     key: str | None
     """The revealed key (hex) once every game is played; None while the games are open."""
+    ladder: bool = False
+    """A ladder's: it never ends, so its key is never revealed (each closed pair's is)."""
 
     def to_dict(self) -> dict[str, object]:
         """The ``deals`` object of ``results --format json``."""
@@ -91,7 +97,11 @@ class DealStatus:
         if self.commitment is None:
             return ["deals: none dealt yet"]
         kind = "secret" if self.secret else "NOT secret (from a public seed)"
-        reveal = self.key or "sealed until every game is played"
+        reveal = self.key or (
+            "never revealed (a ladder never ends); closed pairs' keys: gin-referee ladder deals"
+            if self.ladder
+            else "sealed until every game is played"
+        )
         return [f"deals: {kind}; commitment {self.commitment}", f"deal key: {reveal}"]
 
 
@@ -101,11 +111,14 @@ def deal_status(out: Path, store: Store) -> DealStatus:
     seed = None if stored is None else stored[0].get("seed")
     commitment = store.deal_commitment()
     counts = store.counts()
-    ended = commitment is not None and counts["pending"] == counts["claimed"] == 0
+    # A ladder is never over, whatever is pending now (an entrant away, one left alone): its
+    # key derives every open pair's (docs/ladder.md, "Provable deals").
+    ladder = store.get_meta(LADDER_META) is not None
+    ended = not ladder and commitment is not None and counts["pending"] == counts["claimed"] == 0
     key = None
     if ended:
         deal = Deal.from_seed(seed) if isinstance(seed, int) else _read(out / KEY_FILE)
         if deal.commitment != commitment:
             raise StoreError(out / KEY_FILE, "holds a key that does not match the commitment")
         key = deal.key_hex
-    return DealStatus(commitment, not isinstance(seed, int), key)
+    return DealStatus(commitment, not isinstance(seed, int), key, ladder)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match import Deal, Hub
+from referee.tournament.dealkey import LADDER_META
 from referee.tournament.games import GameOutcome
 from referee.tournament.ladder.book import LadderBook, Player
 from referee.tournament.ladder.config import LadderConfig
@@ -139,7 +140,7 @@ class LadderChoosing(TournamentRun):
         )  # fmt: skip
         if self.config_text is not None:
             store.set_meta("config_toml", self.config_text)
-        store.set_meta("ladder", self.ladder.name)
+        store.set_meta(LADDER_META, self.ladder.name)
         self.book = LadderBook.open(self.location, ladder=self.ladder.name)
         self.ledger = PairLedger(self.book)
         self._reload()

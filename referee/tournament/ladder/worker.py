@@ -22,6 +22,7 @@ from typing import Any
 
 from referee.match import Deal, Hub
 from referee.tournament.bots import BotKeeper
+from referee.tournament.dealkey import LADDER_META
 from referee.tournament.ladder.book import LadderBook, Player
 from referee.tournament.ladder.choosing import first_of
 from referee.tournament.ladder.config import LadderConfig, parse_ladder
@@ -34,7 +35,7 @@ from referee.tournament.worker import WorkerError, stored_config
 __all__ = ["LADDER_KEY", "LadderWorker", "ladder_worker_config", "with_concurrency"]
 
 LOGGER = logging.getLogger(__name__)
-LADDER_KEY = "ladder"
+LADDER_KEY = LADDER_META
 """Store metadata key naming the ladder (a tournament's store has none)."""
 
 
