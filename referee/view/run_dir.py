@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.tournament.dealkey import LADDER_META
 from referee.tournament.report import Standings, compute_standings
 from referee.tournament.store import GameRow, SqliteStore, StoreError
 
@@ -87,12 +88,16 @@ def load_run(directory: Path) -> RunData:
         stored = store.config()
         rows = store.games()
         faults = store.faults()
+        ladder = store.get_meta(LADDER_META) is not None
     except StoreError as err:
         raise RunError(path, err.reason) from err
     finally:
         store.close()
     if stored is None:
         raise RunError(path, "the store holds no tournament yet")
+    sealed = _open_pairs_games(path) if ladder else set()
+    rows = [_unplayed(row) if row.spec.game_id in sealed else row for row in rows]
+    faults = [f for f in faults if f.get("game_id") not in sealed]
     data = RunData(directory, stored[0], rows, faults, compute_standings(rows))
     for match, record in _index(directory / "games", _RECORD):
         data.records[int(match[1])] = record  # sorted: the last attempt wins
@@ -100,9 +105,26 @@ def load_run(directory: Path) -> RunData:
         named = (row.result or {}).get("record")
         if isinstance(named, str) and (directory / "games" / Path(named).name).is_file():
             data.records[row.spec.game_id] = directory / "games" / Path(named).name
+    for game_id in sealed:
+        data.records.pop(game_id, None)
     for match, err_path in _index(directory / "stderr", _STDERR):
-        data.stderr.setdefault(match[3], []).append((int(match[1]), int(match[2]), err_path))
+        if int(match[1]) not in sealed:
+            data.stderr.setdefault(match[3], []).append((int(match[1]), int(match[2]), err_path))
     return data
+
+
+def _open_pairs_games(path: Path) -> set[int]:
+    """The games of a ladder's open pairs: their twin game, still to be played or being
+    played, deals the same cards, so neither their records nor their results are shown."""
+    from referee.tournament.ladder import LadderBook, PairLedger
+
+    with LadderBook.open(path) as book:
+        return {game for pair in PairLedger(book).rows(open_only=True) for game in pair.games}
+
+
+def _unplayed(row: GameRow) -> GameRow:
+    """``row`` as the report shows a sealed game: not played yet."""
+    return GameRow(row.spec, "pending", None, row.attempts, None)
 
 
 def stderr_tail(path: Path, size: int = TAIL_BYTES) -> str:
