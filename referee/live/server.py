@@ -3,11 +3,12 @@
 Three resources, nothing else: ``GET /`` is the live page (one HTML document, the replay
 page's style and script and the live script inline, built once at start), ``GET /events`` the
 server-sent event stream of the :class:`~referee.live.hub.LiveHub`, and ``GET
-/leaderboard.json`` a ladder's whole leaderboard (404 for a tournament). A stream over the hub's cap
-is refused with 503; a stream whose spectator falls behind is ended by the hub; a write that
-cannot complete within ``write_timeout`` ends the stream too, so a client that stops reading
-costs a bounded buffer and never blocks anything else. Handlers do no work per event: the hub
-encodes each event once.
+/leaderboard.json`` a ladder's whole leaderboard (404 for a tournament). A stream over the
+hub's cap is refused with 503, and so is a connection over the connection caps
+(:mod:`referee.live.connections`); a stream whose spectator falls behind is ended by the hub;
+a write that cannot complete within ``write_timeout`` ends the stream too, so a client that
+stops reading costs a bounded buffer and never blocks anything else. Handlers do no work per
+event: the hub encodes each event once.
 
 ``GET /events?game=ID`` watches a game: its hands and decisions are sent too (the page asks for
 the game it shows). ``GET /snapshot[?game=ID]`` is the page at that moment with no stream
@@ -28,6 +29,7 @@ from importlib import resources
 
 from aiohttp import web
 
+from referee.live.connections import CappedFactory, default_cap
 from referee.live.hub import LiveHub, TooManySpectators
 from referee.live.snapshot import snapshot_data, watched
 from referee.live.stream import Gzip, accepts_gzip
@@ -105,9 +107,19 @@ class LiveServer:
     """Serves a hub's page and event stream on ``host:port`` (port 0: any free port)."""
 
     def __init__(
-        self, hub: LiveHub, host: str = "127.0.0.1", port: int = 0, *, write_timeout: float = 10.0
+        self,
+        hub: LiveHub,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        write_timeout: float = 10.0,
+        max_connections: int | None = None,
     ) -> None:
         self.hub = hub
+        self.max_connections = max_connections
+        """Connections at once (None: :func:`~referee.live.connections.default_cap`)."""
+        self.connections: CappedFactory | None = None
+        self._listener: asyncio.Server | None = None
         self.host, self.port = host, port
         self.write_timeout = write_timeout
         self._page, self._policy = live_page()
@@ -130,14 +142,16 @@ class LiveServer:
         )  # fmt: skip
         await runner.setup()
         self._runner = runner
+        assert runner.server is not None
+        self.connections = CappedFactory(runner.server, self.max_connections or default_cap())
         try:
-            site = web.TCPSite(runner, self.host, self.port, backlog=64)
-            await site.start()
+            loop = asyncio.get_running_loop()
+            server = await loop.create_server(self.connections, self.host, self.port, backlog=64)
         except BaseException:
             await runner.cleanup()
             self._runner = None
             raise
-        server = site._server  # the bound socket's port, when 0 was asked
+        self._listener = server
         sockets = getattr(server, "sockets", None) or []
         port = sockets[0].getsockname()[1] if sockets else self.port
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -147,6 +161,9 @@ class LiveServer:
     async def close(self) -> None:
         """End every stream and stop serving."""
         self.hub.close()
+        if self._listener is not None:
+            self._listener.close()  # no new connection; the runner ends the others
+            self._listener = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
