@@ -162,7 +162,8 @@ def ladder_board(
 ) -> dict[str, Any]:
     """The leaderboard of the ladder stored at ``location`` (a SQLite file, or a PostgreSQL URL
     with the ladder's ``name``), rated with its stored configuration's parameters unless
-    ``config`` is given; StoreError if it holds no ladder."""
+    ``config`` is given; StoreError if it holds no ladder (with ``config``, the live page's
+    case, a ladder just starting has an empty leaderboard)."""
     name = name or (config.name if config is not None else None)
     store = open_store(location, tournament=name)
     try:
@@ -170,9 +171,10 @@ def ladder_board(
     finally:
         store.close()
     where = store.location
-    if stored is None or text is None:
+    if config is None and (stored is None or text is None):
         raise StoreError(where, "holds no ladder (start one with `gin-referee ladder run`)")
     if config is None:
+        assert text is not None
         try:
             config = parse_ladder(tomllib.loads(text), source=f"{where} (stored config)")
         except (tomllib.TOMLDecodeError, ConfigError) as err:
