@@ -73,7 +73,7 @@ def test_an_idle_connection_flood_is_capped_and_the_server_stays_up(
     def serves_again() -> bool:
         try:
             with urllib.request.urlopen(url, timeout=10) as page:
-                return page.status == 200
+                return bool(page.status == 200)
         except urllib.error.HTTPError:
             return False
 
