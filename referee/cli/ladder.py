@@ -11,7 +11,6 @@ import contextlib
 import json
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,6 @@ from referee.cli.keys import remote_keys, server_keys
 from referee.cli.logs import configure_cli
 from referee.cli.tournament import (
     failed_text,
-    reap_workers,
     run_with_signals,
     serve_live,
     worker_count,
@@ -47,6 +45,7 @@ from referee.tournament.ladder import (
     resolve_command,
 )
 from referee.tournament.store import StoreError, is_url, open_store
+from referee.tournament.supervise import Supervisor
 from referee.tournament.worker import start_workers
 
 if TYPE_CHECKING:
@@ -111,15 +110,17 @@ async def run_ladder(args: argparse.Namespace) -> int:
     raise_fd_limit()
     key = "no CURVE (--insecure)" if curve is None else f"referee key {curve.public_z85}"
 
-    children: list[subprocess.Popen[bytes]] = []
     each = -(-config.play.concurrency // max(1, workers - 1))  # games at once per worker
+    pool = Supervisor(
+        workers - 1,
+        lambda: start_workers(1, store=str(location), out=out, concurrency=each,
+                              lease=args.lease, require_sandbox=args.require_sandbox)[0],
+    )  # fmt: skip
 
     def ready(endpoint: str) -> None:
         print(f"ladder {config.name}: serving on {endpoint}; {key}", file=sys.stderr, flush=True)
         if workers > 1:  # the ladder is in the store, and this process its runner: they join
-            children.extend(start_workers(workers - 1, store=str(location), out=out,
-                                          concurrency=each, lease=args.lease,
-                                          require_sandbox=args.require_sandbox))  # fmt: skip
+            pool.start()
 
     async with contextlib.AsyncExitStack() as stack:
         if not await serve_live(stack, spectating, args.spectate):
@@ -147,7 +148,7 @@ async def run_ladder(args: argparse.Namespace) -> int:
             try:
                 await run_with_signals(run, run.stop)
             finally:
-                await reap_workers(children)
+                await pool.stop()
             print(leaderboard_text(ladder_board(location, config)))
         except (StoreError, ValueError) as err:
             print(f"gin-referee: {err}", file=sys.stderr)

@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -25,19 +24,18 @@ from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.progress import Progress
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
 from referee.tournament.store import StoreError, open_store
+from referee.tournament.supervise import Supervisor
 from referee.tournament.worker import (
     BOT_FILES_KEY,
     bot_files,
     default_workers,
     start_workers,
-    stop_workers,
 )
 
 if TYPE_CHECKING:
     from referee.live import Spectating
 
 __all__ = [
-    "reap_workers",
     "failed_text",
     "run_with_signals",
     "run_tournament",
@@ -178,9 +176,14 @@ async def _play_tournament(
         )
         return EXIT_USAGE
     key = "no CURVE (--insecure)" if curve is None else f"referee key {curve.public_z85}"
-    children: list[subprocess.Popen[bytes]] = []
     lease = getattr(args, "lease", LEASE_SECONDS)
     each = -(-config.concurrency // workers)  # games at once per process
+    where = str(location or out / "tournament.sqlite")
+    pool = Supervisor(
+        workers - 1,
+        lambda: start_workers(1, store=where, out=out, concurrency=each, lease=lease,
+                              require_sandbox=args.require_sandbox)[0],
+    )  # fmt: skip
 
     def ready(endpoint: str) -> None:
         if serve or remotes:
@@ -188,10 +191,7 @@ async def _play_tournament(
             print(f"serving on {endpoint}; remote bots: {names}; {key}", file=sys.stderr,
                   flush=True)  # fmt: skip
         if workers > 1:
-            where = str(location or out / "tournament.sqlite")
-            children.extend(start_workers(workers - 1, store=where, out=out, concurrency=each,
-                                          lease=lease,
-                                          require_sandbox=args.require_sandbox))  # fmt: skip
+            pool.start()
 
     run = TournamentRun(
         config,
@@ -218,7 +218,7 @@ async def _play_tournament(
         return EXIT_USAGE
     finally:
         progress.close()
-        await reap_workers(children)
+        await pool.stop()
     print(results_text(out, "table", location=location, name=config.name))
     if run.failed:
         print(failed_text(run.failed), file=sys.stderr)
@@ -261,19 +261,3 @@ def _check_spectate(location: str | None, spectate: bool) -> None:
     if spectate and location is not None:
         raise ValueError("--spectate reads the SQLite store of the output directory; it takes"
                          " no --store URL")  # fmt: skip
-
-
-REAP_WITHIN = 10.0
-"""Seconds a worker process gets to exit after SIGTERM (it aborts its games at once and
-exits within ~6 s) before it is killed."""
-
-
-async def reap_workers(children: list[subprocess.Popen[bytes]]) -> None:
-    """Stop the worker processes and wait for them (killed after ``REAP_WITHIN``)."""
-    stop_workers(children)
-    for child in children:
-        try:
-            await asyncio.to_thread(child.wait, REAP_WITHIN)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            await asyncio.to_thread(child.wait)

@@ -104,14 +104,14 @@ def test_a_worker_killed_mid_game_loses_nothing_and_plays_nothing_twice(
             wait_for("a worker's game in play", a_worker_mid_game, within=120)
             game, owner = next((g, o) for g, o in claimed_by(location).items() if o in workers)
             os.kill(workers[owner], signal.SIGKILL)  # its game is neither recorded nor given back
-            killed_at = time.time()
             killed = next(r.spec for r in games(location) if r.spec.game_id == game)
 
             def replayed() -> bool:
                 return any(r.spec.game_id == game and r.status == "done" for r in games(location))
 
             wait_for("the killed game played again", replayed, within=120)
-            assert time.time() - killed_at >= float(LEASE) - 1.5  # once its lease had expired
+            # (at once: the worker started in its place finds the dead one's pid gone on this
+            # host and releases its claim, docs/ladder.md; a machine lost waits for the lease)
             with book(location) as lad:
                 wait_for("its pair rated", lambda: killed.deal_id in lad.rated_deals(), within=120)
             if spec:
