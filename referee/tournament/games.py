@@ -1,8 +1,13 @@
 """A tournament's schedule of games, and the stored form of a finished game's result.
 
 Duplicate deals: games ``2p`` and ``2p+1`` of a pairing share a ``deal_id``, so they see the
-same deck orders, with the seats swapped. A finished game's record is compressed before its
-result is stored (:func:`compress_record_of`), so the result names the file that stays.
+same deck orders, with the seats swapped. Not when a remote bot plays them: a remote bot may
+remember the first game's cards, so it would know its opponent's whole hand in the second
+(docs/statistics.md, "Remote bots and duplicate deals"). Such a pair's ``deal_id`` ends in
+:data:`SEPARATE`, and each of its games deals from a label of its own (:func:`deck_label`).
+
+A finished game's record is compressed before its result is stored
+(:func:`compress_record_of`), so the result names the file that stays.
 """
 
 from __future__ import annotations
@@ -18,18 +23,29 @@ from referee.match.record_gzip import compress_record
 from referee.tournament.config import TournamentConfig
 from referee.tournament.store import Claim, GameSpec
 
-__all__ = ["STDERR_TAIL", "GameOutcome", "compress_record_of", "game_files", "result_dict",
-           "schedule"]  # fmt: skip
+__all__ = ["SEPARATE", "STDERR_TAIL", "GameOutcome", "compress_record_of", "deck_label",
+           "game_files", "result_dict", "schedule"]  # fmt: skip
 
 LOGGER = logging.getLogger(__name__)
 STDERR_TAIL = 65536
 """Bytes of a bot's stderr (its end) kept with the game in a PostgreSQL store."""
 
 
+SEPARATE = "/separate"
+"""The end of the deal id of a pair whose two games deal different cards."""
+
+
+def deck_label(spec: GameSpec) -> str:
+    """The deal id a game's decks derive from: its pair's (a duplicate pair's two games deal
+    the same cards), or, for a pair dealt :data:`SEPARATE`, its own (``.../separate/g12``)."""
+    return f"{spec.deal_id}/g{spec.game_id}" if spec.deal_id.endswith(SEPARATE) else spec.deal_id
+
+
 def schedule(config: TournamentConfig) -> list[GameSpec]:
     """Every game of the tournament, interleaving pairings so early standings are fair."""
     games: list[GameSpec] = []
     pairings = config.pairings()
+    remote = {b.name for b in config.bots if b.command is None}
     for k in range(config.games_per_pairing):
         for first, second in pairings:
             pairing = f"{first}-vs-{second}"
@@ -38,6 +54,8 @@ def schedule(config: TournamentConfig) -> list[GameSpec]:
             if config.duplicate:
                 pair_index: int | None = k // 2
                 deal_id = f"{pairing}/pair{k // 2}"
+                if {first, second} & remote:  # a remote bot would remember the first deal
+                    deal_id += SEPARATE
             else:
                 pair_index = None
                 deal_id = f"{pairing}/game{k}"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench.common import free_port
+from bench.common import free_port, serving_line
 from referee.net.keys import KeyPair, write_keypair
 from referee.tournament.store import GameRow, SqliteStore
 from tests.e2e.daemon import Procs, start_referee
@@ -74,7 +74,7 @@ def start_serve(tmp_path: Path, config: Path) -> tuple[subprocess.Popen[str], st
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert serve.stderr is not None
-    line = serve.stderr.readline()  # the daemon says where it listens once it is bound
+    line = serving_line(serve.stderr.readline)  # where it listens, once it is bound
     assert "serving on" in line and "alice, bob" in line, line
     return serve, endpoint, line.rsplit("referee key ", 1)[1].strip()
 

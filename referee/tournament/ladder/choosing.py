@@ -18,7 +18,7 @@ from typing import Any
 
 from referee.match import Deal, Hub
 from referee.tournament.dealkey import LADDER_META
-from referee.tournament.games import GameOutcome
+from referee.tournament.games import SEPARATE, GameOutcome
 from referee.tournament.ladder.book import LadderBook, Player
 from referee.tournament.ladder.config import LadderConfig
 from referee.tournament.ladder.matchmaker import Candidate, choose_pair
@@ -228,12 +228,14 @@ class LadderChoosing(TournamentRun):
                 break
         a, b = chosen[0].name, chosen[1].name
         first = store.next_game_id()  # one runner adds games, and nothing awaits in between
-        deal_id, pairing = f"ladder/{first}", f"{a}-vs-{b}"
+        local = all(self.players[name].kind == "local" for name in (a, b))
+        # A remote player could remember the first game's deal: the two games then deal apart.
+        deal_id = f"ladder/{first}" + ("" if local else SEPARATE)
+        pairing = f"{a}-vs-{b}"
         games = [GameSpec(first, pairing, a, b, deal_id, first)]
         if self.config.duplicate:
             games.append(GameSpec(first + 1, pairing, b, a, deal_id, first))
         assert self.ledger is not None
-        local = all(self.players[name].kind == "local" for name in (a, b))
         now = time.time()
         commitment = pair_deal(self.deal, deal_id).commitment
         self.ledger.schedule(PairRow(deal_id, (a, b), tuple(g.game_id for g in games), local,
