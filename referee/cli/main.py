@@ -2,7 +2,8 @@
 
 ``main(argv)`` returns the exit code: 0 on success, 1 when a record does not verify, 2 for bad
 usage or bad input, 3 when a bot of the match could not start, 70 when a referee bug ended a
-match (an infrastructure error, never a bot's fault), 130 when interrupted.
+match (an infrastructure error, never a bot's fault), 130 when interrupted. A closed output
+pipe (``| head``) ends any command quietly (:func:`~referee.cli.pipes.closed_pipe`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from referee.cli.parsers import (
     add_worker_commands,
 )
 from referee.cli.paths import unreadable
+from referee.cli.pipes import closed_pipe, quiet_exit
 from referee.cli.summary import as_given, summary
 from referee.match import (
     BotSpec,
@@ -245,6 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _internal_error(err: BaseException) -> int:
+    """What ends a command by surprise: a closed pipe ends it quietly
+    (:func:`~referee.cli.pipes.closed_pipe`), anything else is a referee bug (exit 70)."""
+    if closed_pipe(err):
+        return quiet_exit()
     LOGGER.error("referee error", exc_info=err)
     print(f"gin-referee: internal error (a referee bug): {err!r}", file=sys.stderr)
     return EXIT_INTERNAL
@@ -376,6 +382,11 @@ def run() -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: what the ordinary exit reports as 120
+        except OSError as err:  # a closed pipe: quiet, the status unchanged
+            if closed_pipe(err):
+                quiet_exit()
+            else:  # e.g. a full disk: what the ordinary exit reports as 120
+                code = code or 120
+        except ValueError:  # a closed stream
             code = code or 120
     os._exit(code)
