@@ -90,9 +90,14 @@ def run_keygen(args: argparse.Namespace) -> int:
             return EXIT_OK
         name = args.bot
         if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
-            print(f"gin-referee: --bot: {name!r}: use letters, digits, '-', '_' or '.'")
+            print(f"gin-referee: --bot: {name!r}: use letters, digits, '-', '_' or '.'",
+                  file=sys.stderr)  # fmt: skip
             return EXIT_USAGE
-        pair = write_keypair(args.out, name)
+        try:
+            pair = write_keypair(args.out, name)
+        except KeyFileError as err:
+            print(f"gin-referee: --out: {err}", file=sys.stderr)
+            return EXIT_USAGE
     except KeyFileError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE

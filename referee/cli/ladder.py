@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.cli.daemon import raise_fd_limit
+from referee.cli.inputs import check_bind
 from referee.cli.keys import remote_keys, server_keys
 from referee.cli.logs import configure_cli
 from referee.cli.tournament import (
@@ -94,7 +95,8 @@ async def run_ladder(args: argparse.Namespace) -> int:
         if args.store is not None and not is_url(args.store):
             raise ValueError(f"--store must be a postgresql:// URL, not {args.store!r}")
         workers = worker_count(args.workers, config.play)
-        configure_cli(args, out)
+        check_bind(args.bind)
+        configure_cli(args, out, what="--out" if args.out else f"{args.config}: out")
         spectating = _spectating(args, location, config)
         curve = server_keys(args, remote=True)
     except (ValueError, OSError) as err:

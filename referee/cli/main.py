@@ -29,6 +29,7 @@ from referee.cli.logs import (
     configure_cli,
     drop_held,
     hold_records,
+    out_problem,
 )
 from referee.cli.parsers import (
     OneCommand,
@@ -316,7 +317,9 @@ def _command(args: argparse.Namespace) -> int:
                 configure_cli(args, args.out)
         except (ValueError, OSError) as err:  # OSError: an --out that cannot be a directory
             drop_held()
-            print(f"gin-referee: error: {err}", file=sys.stderr)
+            out = getattr(args, "out", None)
+            text = out_problem(out, err) if isinstance(err, OSError) and out else err
+            print(f"gin-referee: error: {text}", file=sys.stderr)
             return EXIT_USAGE
         return _run(args, inputs, early)
     finally:

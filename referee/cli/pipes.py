@@ -22,7 +22,9 @@ def closed_pipe(err: BaseException) -> bool:
     """
     if isinstance(err, BaseExceptionGroup):
         return all(closed_pipe(inner) for inner in err.exceptions)
-    return isinstance(err, OSError) and err.errno == errno.EPIPE
+    return isinstance(err, BrokenPipeError) or (
+        isinstance(err, OSError) and err.errno == errno.EPIPE
+    )
 
 
 def quiet_exit() -> int:

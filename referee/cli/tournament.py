@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.cli.daemon import raise_fd_limit, run_stoppable
+from referee.cli.inputs import check_bind
 from referee.cli.keys import server_keys
 from referee.cli.logs import configure_cli
 from referee.cli.results import results_text
@@ -95,7 +96,8 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
         return EXIT_USAGE
     out = args.out or config.out or Path("runs") / config.name
     try:
-        configure_cli(args, out)
+        check_bind(args.bind)
+        configure_cli(args, out, what="--out" if args.out else f"{args.config}: out")
     except (ValueError, OSError) as err:  # a bad log option, an --out that cannot be made
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE

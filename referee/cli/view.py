@@ -35,7 +35,8 @@ def run_view(args: argparse.Namespace) -> int:
     except RecordError as err:
         return _fail(f"cannot view {err.path}: line {err.line}: {err.reason}")
     except OSError as err:
-        return _fail(f"cannot write {out}: {err.strerror or err}")
+        flag = "--out " if args.out is not None else ""
+        return _fail(f"{flag}{out}: cannot write the page: {err.strerror or err}")
     print(out)
     return EXIT_OK
 
