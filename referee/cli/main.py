@@ -202,7 +202,7 @@ async def _match(
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from referee.match import RecordError, replay_record
+    from referee.match import RecordError, RecordUnreadable, replay_record
 
     try:
         key = None if args.deal_key is None else parse_key(args.deal_key)
@@ -217,6 +217,9 @@ def _replay(args: argparse.Namespace) -> int:
         report = replay_record(
             args.record, verify_deals=args.verify or key is not None, deal_key=key
         )
+    except RecordUnreadable as err:  # bad input, as a missing file is
+        print(f"gin-referee: error: cannot read the record: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except RecordError as err:
         print(f"record does not verify: {err}", file=sys.stderr)
         return EXIT_VERIFY

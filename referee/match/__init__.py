@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         MatchRecorder,
         Observer,
         RecordError,
+        RecordUnreadable,
         read_record_lines,
         replay_record,
     )
@@ -64,6 +65,7 @@ _LAZY = {
     "MatchRecorder": "record",
     "Observer": "record",
     "RecordError": "record",
+    "RecordUnreadable": "record",
     "read_record_lines": "record",
     "replay_record": "record",
     "SeatLink": "seat",
@@ -100,6 +102,7 @@ __all__ = [
     "MatchResult",
     "Observer",
     "RecordError",
+    "RecordUnreadable",
     "SeatLink",
     "SeatSummary",
     "TimeControl",
