@@ -216,8 +216,11 @@ async def _play_tournament(
     if run.failed:
         print(failed_text(run.failed), file=sys.stderr)
         return EXIT_INTERNAL
-    if interrupted and _done_count(out, location, config.name) < progress.total:
-        print("interrupted: run the same command again to resume", file=sys.stderr)
+    if interrupted:  # 130 whenever a signal stopped it, even a daemon with every game played
+        if _done_count(out, location, config.name) < progress.total:
+            print("interrupted: run the same command again to resume", file=sys.stderr)
+        else:
+            print("interrupted: every game had been played", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK
 
