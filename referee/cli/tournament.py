@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from referee.cli.daemon import raise_fd_limit, run_stoppable
 from referee.cli.inputs import check_bind
@@ -39,12 +39,14 @@ if TYPE_CHECKING:
 __all__ = [
     "reap_workers",
     "failed_text",
+    "no_start",
+    "unstarted_text",
     "run_with_signals",
     "run_tournament",
     "serve_live",
 ]
 
-EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
+EXIT_OK, EXIT_USAGE, EXIT_NO_START, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 3, 70, 130
 
 
 def _spectating(args: argparse.Namespace, out: Path, config: TournamentConfig) -> Spectating | None:
@@ -216,13 +218,48 @@ async def _play_tournament(
     if run.failed:
         print(failed_text(run.failed), file=sys.stderr)
         return EXIT_INTERNAL
+    unstarted = unstarted_text(out, location, config.name)
+    if unstarted:
+        print(unstarted, file=sys.stderr)
     if interrupted:  # 130 whenever a signal stopped it, even a daemon with every game played
         if _done_count(out, location, config.name) < progress.total:
             print("interrupted: run the same command again to resume", file=sys.stderr)
         else:
             print("interrupted: every game had been played", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_OK
+    return EXIT_NO_START if unstarted else EXIT_OK
+
+
+def no_start(result: dict[str, Any]) -> list[tuple[str, str]]:
+    """The bots of a stored game's result that could not start (a ``startup`` fault): (name,
+    the fault's detail) each."""
+    return [
+        (result["seats"][fault["seat"]], str(fault.get("detail", "")))
+        for fault in result.get("faults", ())
+        if fault.get("kind") == "startup"
+    ]
+
+
+def unstarted_text(out: Path, location: str | None, name: str) -> str:
+    """What a run says of the bots that could not start in any of its stored games (each
+    such game is a forfeit), or "" when every bot started."""
+    store = open_store(location or out / "tournament.sqlite", tournament=name)
+    try:
+        rows = store.games()
+    finally:
+        store.close()
+    games: dict[str, int] = {}
+    first: dict[str, str] = {}
+    for row in rows:
+        for bot, detail in no_start(row.result or {}):
+            games[bot] = games.get(bot, 0) + 1
+            first.setdefault(bot, detail)
+    if not games:
+        return ""
+    lines = [f"gin-referee: {len(games)} bot(s) could not start (each such game is a forfeit):"]
+    lines += [f"  {bot}: {n} game(s); {first[bot]}" for bot, n in sorted(games.items())]
+    lines.append(f"(their stderr is in {out / 'stderr'})")
+    return "\n".join(lines)
 
 
 def failed_text(failed: dict[int, str]) -> str:
