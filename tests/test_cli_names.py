@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.match import read_record_lines
 from tests.cli_helpers import gin
 from tests.e2e.helpers import BOTS, PY
 
@@ -22,3 +23,30 @@ def test_a_bot_is_named_after_its_program_whatever_its_arguments(tmp_path: Path)
     assert "tracker calls itself tracker-inline" in done.stdout
     header = json.loads((tmp_path / "match.jsonl").read_text().splitlines()[0])
     assert header["seats"] == ["nosuchcmd", "tracker"], header
+
+
+def test_every_record_of_a_kept_bots_tournament_names_the_configs_names(tmp_path: Path) -> None:
+    """The sample bots ask for ``multi_match``: each is kept between its pairing's games, its
+    seat bound to its earlier hello before the next record's header is written."""
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        '[tournament]\nname = "kept"\ngames_per_pairing = 4\nseed = 7\nconcurrency = 2\n'
+        "reuse_bots = true\n"
+        f'[[bots]]\nname = "alpha"\ncommand = "{PY} -m sample_bots.greedy_bot"\n'
+        f'[[bots]]\nname = "beta"\ncommand = "{PY} -m sample_bots.random_bot"\n'
+        f'[[bots]]\nname = "gamma"\ncommand = "{PY} -m sample_bots.greedy_bot"\n'
+    )
+    out = tmp_path / "out"
+    done = gin("tournament", str(config), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    records = sorted((out / "games").glob("*.jsonl*"))
+    assert len(records) == 12, records
+    given = {"alpha", "beta", "gamma"}
+    for record in records:
+        lines = [value for _, value in read_record_lines(record)]
+        header = lines[0]
+        assert set(header["seats"]) <= given, (record.name, header["seats"])
+        (hello,) = [line["names"] for line in lines if line["type"] == "seats"]
+        assert all(name.startswith(("greedy-bot", "random-bot")) for name in hello), hello
+    started = list((out / "stderr").iterdir())  # one file per bot process, for its first game
+    assert len(started) < 2 * len(records), "no bot was kept: this would test nothing"
