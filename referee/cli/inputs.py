@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.cli.keys import remote_keys, server_keys
+from referee.cli.parsers import LOCAL_STARTUP, REMOTE_STARTUP
 from referee.match import BotSpec, FaultPolicy, MatchConfig, TimeControl
 from referee.net.botuid import parse_range, set_range
 from referee.net.limits import Limits
@@ -47,6 +48,13 @@ def confined(
     return out[0], out[1]
 
 
+def with_remote_startup(specs: tuple[BotSpec, BotSpec]) -> tuple[BotSpec, BotSpec]:
+    """The specs with a remote seat's own start-up limit, :data:`REMOTE_STARTUP`."""
+    out = [spec if spec.command is not None else replace(spec, startup=REMOTE_STARTUP)
+           for spec in specs]  # fmt: skip
+    return out[0], out[1]
+
+
 def with_keys(args: argparse.Namespace, specs: tuple[BotSpec, BotSpec]) -> tuple[BotSpec, ...]:
     """The remote specs with their ``--remote-key``; every remote seat needs one under CURVE
     (a ``tcp://`` bind without ``--insecure``)."""
@@ -79,7 +87,10 @@ def match_inputs(
         target_points=args.target_points,
         seed=args.seed,
         time=TimeControl(
-            move=args.move_time, bank=args.bank, grace=args.grace, startup=args.startup_time
+            move=args.move_time,
+            bank=args.bank,
+            grace=args.grace,
+            startup=LOCAL_STARTUP if args.startup_time is None else args.startup_time,
         ),
         policy=FaultPolicy(args.fault_policy),
         strikes=args.strikes,
@@ -99,6 +110,8 @@ def match_inputs(
             BotSpec(f"{specs[0].name}-A", specs[0].command),
             BotSpec(f"{specs[1].name}-B", specs[1].command),
         )
+    if args.startup_time is None:  # a person starts a remote seat's bot: longer by default
+        specs = with_remote_startup(specs)
     keyed = with_keys(args, specs)
     check_bind(args.bind)
     if args.out is not None:

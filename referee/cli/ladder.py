@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.cli.addresses import connect_to
 from referee.cli.daemon import raise_fd_limit
 from referee.cli.inputs import check_bind
 from referee.cli.keys import remote_keys, server_keys
@@ -109,7 +110,8 @@ async def run_ladder(args: argparse.Namespace) -> int:
     each = -(-config.play.concurrency // max(1, workers - 1))  # games at once per worker
 
     def ready(endpoint: str) -> None:
-        print(f"ladder {config.name}: serving on {endpoint}; {key}", file=sys.stderr, flush=True)
+        where = connect_to(endpoint)
+        print(f"ladder {config.name}: serving on {where}; {key}", file=sys.stderr, flush=True)
         if workers > 1:  # the ladder is in the store, and this process its runner: they join
             children.extend(start_workers(workers - 1, store=str(location), out=out,
                                           concurrency=each, lease=args.lease))  # fmt: skip

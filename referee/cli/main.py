@@ -132,8 +132,11 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def _token_notice(server_key: str) -> Callable[[str, str, str], None]:
     def notice(name: str, endpoint: str, token: str) -> None:
+        from referee.cli.addresses import connect_to
+
         key = f"; referee key {server_key}" if server_key else " (--insecure: no CURVE)"
-        print(f"remote seat {name}: connect to {endpoint} with token {token}{key}", file=sys.stderr)
+        where = connect_to(endpoint)
+        print(f"remote seat {name}: connect to {where} with token {token}{key}", file=sys.stderr)
 
     return notice
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.cli.addresses import connect_to
 from referee.cli.daemon import raise_fd_limit, run_stoppable
 from referee.cli.inputs import check_bind
 from referee.cli.keys import server_keys
@@ -180,8 +181,8 @@ async def _play_tournament(
 
     def ready(endpoint: str) -> None:
         if serve or remotes:
-            names = ", ".join(remotes) or "none"
-            print(f"serving on {endpoint}; remote bots: {names}; {key}", file=sys.stderr,
+            names, where = ", ".join(remotes) or "none", connect_to(endpoint)
+            print(f"serving on {where}; remote bots: {names}; {key}", file=sys.stderr,
                   flush=True)  # fmt: skip
         if workers > 1:
             where = str(location or out / "tournament.sqlite")

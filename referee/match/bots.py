@@ -81,6 +81,9 @@ class BotSpec:
     public_key: bytes | None = None
     """A remote bot's CURVE public key (raw 32 bytes): its token is accepted only from a
     connection authenticated with it."""
+    startup: float | None = None
+    """The seat's own start-up limit, seconds (a remote seat's: see ``REMOTE_STARTUP``);
+    None: the match's."""
 
     @staticmethod
     def parse(text: str) -> BotSpec:
