@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from referee.cli.inputs import free_out, match_inputs
 from referee.cli.keys import add_commands as add_key_commands
-from referee.cli.keys import run_keygen, server_keys, warn_insecure
+from referee.cli.keys import glue_keys, run_keygen, server_keys, warn_insecure
 from referee.cli.ladder_args import add_ladder_commands
 from referee.cli.logs import (
     check_log_options,
@@ -239,9 +239,10 @@ def _replay(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = _parser(argv)
+    words = glue_keys(sys.argv[1:] if argv is None else argv)  # a key may begin with "-"
+    parser = _parser(words)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:
         return int(exc.code or 0)
     umask = os.umask(0o077)  # what the referee writes is its own (referee/net/private.py)
