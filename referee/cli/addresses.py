@@ -6,10 +6,24 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import sys
+from collections.abc import Callable
 
-__all__ = ["connect_to"]
+__all__ = ["connect_to", "token_notice"]
 
 _WILDCARDS = {"0.0.0.0": socket.AF_INET, "*": socket.AF_INET, "[::]": socket.AF_INET6}
+
+
+def token_notice(server_key: str) -> Callable[[str, str, str], None]:
+    """What ``match`` prints of a remote seat (on stderr): where to connect, its token and the
+    referee's key (``server_key``; empty: ``--insecure``)."""
+
+    def notice(name: str, endpoint: str, token: str) -> None:
+        key = f"; referee key {server_key}" if server_key else " (--insecure: no CURVE)"
+        where = connect_to(endpoint)
+        print(f"remote seat {name}: connect to {where} with token {token}{key}", file=sys.stderr)
+
+    return notice
 
 
 def connect_to(endpoint: str) -> str:

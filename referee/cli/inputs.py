@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.cli.keys import remote_keys, server_keys
-from referee.cli.parsers import LOCAL_STARTUP, REMOTE_STARTUP
-from referee.match import BotSpec, FaultPolicy, MatchConfig, TimeControl
+from referee.match import REMOTE_STARTUP, BotSpec, FaultPolicy, MatchConfig, TimeControl
 from referee.net.botuid import parse_range, set_range
 from referee.net.limits import Limits
 from referee.rules import RuleSet
@@ -90,7 +89,7 @@ def match_inputs(
             move=args.move_time,
             bank=args.bank,
             grace=args.grace,
-            startup=LOCAL_STARTUP if args.startup_time is None else args.startup_time,
+            startup=TimeControl().startup if args.startup_time is None else args.startup_time,
         ),
         policy=FaultPolicy(args.fault_policy),
         strikes=args.strikes,

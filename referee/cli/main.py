@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -130,17 +130,6 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _token_notice(server_key: str) -> Callable[[str, str, str], None]:
-    def notice(name: str, endpoint: str, token: str) -> None:
-        from referee.cli.addresses import connect_to
-
-        key = f"; referee key {server_key}" if server_key else " (--insecure: no CURVE)"
-        where = connect_to(endpoint)
-        print(f"remote seat {name}: connect to {where} with token {token}{key}", file=sys.stderr)
-
-    return notice
-
-
 def _exit_code(result: MatchResult) -> int:
     """0, or why the match is not a clean result: a referee bug, or a bot that never started."""
     if result.error is not None:
@@ -169,6 +158,7 @@ async def _match(
 ) -> int:
     import asyncio
 
+    from referee.cli.addresses import token_notice
     from referee.cli.daemon import run_stoppable
     from referee.match import run_match
 
@@ -184,7 +174,7 @@ async def _match(
         bind=args.bind,
         out_dir=args.out,
         stop=stop,
-        on_token=_token_notice("" if curve is None else curve.public_z85),
+        on_token=token_notice("" if curve is None else curve.public_z85),
         local_ipc=args.local_transport == "ipc",
         curve=curve,
         early=early,

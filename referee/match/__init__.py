@@ -27,7 +27,7 @@ from referee.match.bots import (
     sandbox_level,
     start_bot,
 )
-from referee.match.clock import CHECK_TIME, TimeControl
+from referee.match.clock import CHECK_TIME, REMOTE_STARTUP, TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS, MatchConfig
 from referee.match.deals import Deal, parse_key
 from referee.match.early import EarlyStart, binds_endpoint, can_start_early, start_early
@@ -90,6 +90,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "BOT_EXIT_GRACE",
     "CHECK_TIME",
+    "REMOTE_STARTUP",
     "BotSpec",
     "DEFAULT_MAX_HANDS",
     "Deal",

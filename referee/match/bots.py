@@ -82,8 +82,8 @@ class BotSpec:
     """A remote bot's CURVE public key (raw 32 bytes): its token is accepted only from a
     connection authenticated with it."""
     startup: float | None = None
-    """The seat's own start-up limit, seconds (a remote seat's: see ``REMOTE_STARTUP``);
-    None: the match's."""
+    """The seat's own start-up limit, seconds (a remote seat's in ``match``:
+    ``referee.match.clock.REMOTE_STARTUP``); None: the match's."""
 
     @staticmethod
     def parse(text: str) -> BotSpec:
