@@ -3,6 +3,7 @@ command quietly: exit 0, no traceback, no "referee bug" (README, "Exit status").
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -127,3 +128,18 @@ def test_a_closed_pipe_after_a_head_is_quiet_too(record: Path) -> None:
     )
     assert head.returncode == 0 and head.stdout.count("\n") == 1, head
     assert_quiet(head.returncode, head.stderr)
+
+
+@pytest.mark.expect_error_log
+def test_an_epipe_that_is_not_the_output_pipe_is_still_a_referee_bug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bot's socket, say: the output's reader is there, so the quiet end does not apply."""
+    cli_main = importlib.import_module("referee.cli.main")  # (the package exports main())
+
+    def broken(args: object) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli_main, "_command", broken)
+    assert cli_main.main(["keygen"]) == 70
+    assert "internal error (a referee bug): BrokenPipeError" in capsys.readouterr().err

@@ -41,7 +41,7 @@ from referee.cli.parsers import (
     add_worker_commands,
 )
 from referee.cli.paths import unreadable
-from referee.cli.pipes import closed_pipe, quiet_exit
+from referee.cli.pipes import closed_pipe, quiet_exit, reader_gone
 from referee.cli.summary import as_given, summary
 from referee.match import (
     BotSpec,
@@ -247,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _internal_error(err: BaseException) -> int:
     """What ends a command by surprise: a closed pipe ends it quietly
     (:func:`~referee.cli.pipes.closed_pipe`), anything else is a referee bug (exit 70)."""
-    if closed_pipe(err):
+    if closed_pipe(err) and reader_gone():
         return quiet_exit()
     LOGGER.error("referee error", exc_info=err)
     print(f"gin-referee: internal error (a referee bug): {err!r}", file=sys.stderr)

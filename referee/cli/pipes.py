@@ -8,9 +8,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import select
 import sys
 
-__all__ = ["closed_pipe", "quiet_exit"]
+__all__ = ["closed_pipe", "quiet_exit", "reader_gone"]
 
 
 def closed_pipe(err: BaseException) -> bool:
@@ -25,6 +26,22 @@ def closed_pipe(err: BaseException) -> bool:
     return isinstance(err, BrokenPipeError) or (
         isinstance(err, OSError) and err.errno == errno.EPIPE
     )
+
+
+def reader_gone() -> bool:
+    """Whether the pipe of the standard output or error has lost its reader (``poll`` reports
+    an error on a pipe's write end then): an EPIPE from elsewhere, a bot's socket say, is no
+    closed output, and stays what it is."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+        except (OSError, ValueError, AttributeError):  # no descriptor (a test's capture)
+            continue
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        if any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0)):
+            return True
+    return False
 
 
 def quiet_exit() -> int:
