@@ -81,3 +81,19 @@ def test_view_and_keygen_name_their_out(tmp_path: Path) -> None:
     assert "--out: /proc/x: cannot write the key files: No such file or directory" in (
         done.stderr
     ), done.stderr
+
+
+def test_report_names_its_out(tmp_path: Path) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        '[tournament]\nname = "r"\ngames_per_pairing = 2\nseed = 2\nconcurrency = 1\n'
+        f'[[bots]]\nname = "greedy"\ncommand = "{GREEDY}"\n'
+        f'[[bots]]\nname = "random"\ncommand = "{RANDOM}"\n'
+    )
+    done = gin("tournament", str(config), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    done = gin("report", str(tmp_path / "out"), "--out", "/proc/x/report.html")
+    assert done.returncode == 2
+    assert "--out /proc/x/report.html: cannot write the report: No such file or directory" in (
+        done.stderr
+    ), done.stderr

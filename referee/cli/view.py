@@ -52,8 +52,10 @@ def run_report(args: argparse.Namespace) -> int:
         summary = write_report(args.dir, args.out, pages=pages, rebuild=args.rebuild)
     except RunError as err:
         return _fail(str(err))
-    except OSError as err:
-        return _fail(f"cannot write the report: {err}")
+    except OSError as err:  # named as the flag, when it was given, and the file
+        flag = f"--out {args.out}: " if args.out is not None else ""
+        where = f" ({err.filename})" if err.filename and str(err.filename) != str(args.out) else ""
+        return _fail(f"{flag}cannot write the report: {err.strerror or err}{where}")
     for game_id, problem in sorted(summary.problems.items()):
         print(f"game {game_id}: no replay page: {problem}", file=sys.stderr)
     pages = f"{summary.pages_written} replay page(s) written, {summary.pages_kept} kept"
