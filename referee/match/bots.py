@@ -105,6 +105,8 @@ _INTERPRETER = re.compile(
 _VALUED = frozenset({"-X", "-W", "-Q", "-r", "--require", "--loader", "--import", "-cp",
                      "-classpath", "--class-path", "-I"})  # fmt: skip
 """An interpreter's options that take the next word as their value."""
+_LAUNCHERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch"})
+"""Programs whose ``run`` runs the command that follows, named by it."""
 _INLINE = frozenset({"-c", "-e", "--eval", "-p", "--print"})
 """An interpreter's options whose value is the program itself (no file to name it by)."""
 
@@ -132,6 +134,12 @@ def command_name(argv: Sequence[str]) -> str:
         while start < len(words) - 1 and ("=" in words[start] or words[start][0:1] == "-"):
             start += 1
     program = words[start]
+    rest = words[start + 2 :]
+    if Path(program).name in _LAUNCHERS and words[start + 1 : start + 2] == ["run"]:
+        while rest and rest[0].startswith("-"):  # uv run --frozen python bot.py
+            rest = rest[1:]
+        if rest:
+            return command_name(rest)
     if not _INTERPRETER.fullmatch(Path(program).name):
         return _stem(program)
     at = start + 1

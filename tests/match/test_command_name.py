@@ -24,6 +24,8 @@ from referee.match.bots import BotSpec, command_name
         ("python3 -c 'import bot; bot.main()'", "python3"),
         ("node", "node"),
         ("./build/my_bot", "my_bot"),
+        ("uv run --frozen python bots/delta.py --fast", "delta"),
+        ("poetry run ./epsilon 3", "epsilon"),
     ],
 )
 def test_a_bot_is_named_after_its_program_not_its_last_argument(command: str, name: str) -> None:
