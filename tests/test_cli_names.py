@@ -4,12 +4,18 @@ and in a tournament after the config's ``name``, in every record and page (READM
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bench.common import free_port
 from referee.match import read_record_lines
-from tests.cli_helpers import gin
+from tests.cli_helpers import REPO, gin
 from tests.e2e.helpers import BOTS, PY
 
 pytestmark = pytest.mark.timeout(120)
@@ -50,3 +56,38 @@ def test_every_record_of_a_kept_bots_tournament_names_the_configs_names(tmp_path
         assert all(name.startswith(("greedy-bot", "random-bot")) for name in hello), hello
     started = list((out / "stderr").iterdir())  # one file per bot process, for its first game
     assert len(started) < 2 * len(records), "no bot was kept: this would test nothing"
+
+
+def test_the_live_pages_games_name_kept_bots_by_the_configs_names(tmp_path: Path) -> None:
+    """``serve`` keeps its page up once every game is played: its last games' chips."""
+    config = tmp_path / "cup.toml"
+    config.write_text(
+        '[tournament]\nname = "live"\ngames_per_pairing = 4\nseed = 3\nconcurrency = 1\n'
+        f'[[bots]]\nname = "alpha"\ncommand = "{PY} -m sample_bots.greedy_bot"\n'
+        f'[[bots]]\nname = "beta"\ncommand = "{PY} -m sample_bots.random_bot"\n'
+    )
+    port = free_port()
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "referee", "serve", str(config), "--out", str(tmp_path / "out"),
+         "--bind", "tcp://127.0.0.1:0", "--insecure", "--spectate", f"127.0.0.1:{port}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    try:
+        assert serve.stderr is not None
+        for line in serve.stderr:  # the progress line of the last game
+            if "4/4 games" in line:
+                break
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/snapshot", timeout=30) as page:
+            html = page.read().decode()
+        serve.send_signal(signal.SIGINT)
+        serve.communicate(timeout=60)
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+        serve.wait(10)
+    assert serve.returncode == 130
+    chips = re.findall(r'\\"names\\":\[([^]]*)\]', html)  # each game's (JSON in the page)
+    assert chips, html[:2000]
+    for chip in chips:
+        assert set(json.loads(f"[{chip}]".replace('\\"', '"'))) <= {"alpha", "beta"}, chip
+    assert len(list((tmp_path / "out" / "stderr").iterdir())) < 8  # bots were kept
