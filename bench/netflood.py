@@ -1,6 +1,6 @@
 """A hostile network client: floods a referee's endpoint one way for a while, then reports.
 
-Usage: ``python -m bench.netflood MODE ENDPOINT SECONDS [--server-key Z85] [--parallel N]
+Usage: ``python -m bench.netflood MODE ENDPOINT SECONDS [--server-key=Z85] [--parallel N]
 [--source IP]``. It runs until SECONDS have passed (reconnecting whenever the referee closes
 it), then prints one JSON line with what it did: connections made, refused or closed by the
 referee, bytes and frames sent. Used by ``tests/e2e/test_boundary.py``,
@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import time
 
 import zmq
@@ -43,6 +44,7 @@ from nacl.bindings import crypto_box, crypto_box_keypair
 from zmq.utils import z85
 
 from bench.zmtp_client import SIGNATURE, ZmtpClient, frame
+from referee.cli.keys import glue_keys
 
 __all__ = ["flood"]
 
@@ -226,7 +228,7 @@ def main() -> None:
     parser.add_argument("--server-key", help="the referee's public key (Z85): use CURVE")
     parser.add_argument("--parallel", type=int, default=1, help="hello: connections at a time")
     parser.add_argument("--source", help="hello: the source address to connect from")
-    args = parser.parse_args()
+    args = parser.parse_args(glue_keys(sys.argv[1:]))  # a key may begin with "-"
     key = z85.decode(args.server_key) if args.server_key else None
     run = flood(
         args.mode, args.endpoint, args.seconds, key, parallel=args.parallel, source=args.source

@@ -1,7 +1,7 @@
 """A hostile client that sends ZMTP PINGs as fast as it can and never reads the PONGs.
 
 Usage: ``python -m bench.pingflood ENDPOINT SECONDS [--connections 32] [--processes 2]
-[--wave 0] [--half-close S] [--server-key Z85 --client-secret Z85]``. It starts
+[--wave 0] [--half-close S] [--server-key=Z85 --client-secret=Z85]``. It starts
 ``--processes`` worker processes (each its own pid, so on ``ipc://`` each has its own
 per-address cap), and every ``--wave`` seconds (0: once) as many more, the earlier ones
 flooding on; each worker holds ``--connections`` connections that complete the handshake
@@ -34,12 +34,14 @@ import json
 import multiprocessing
 import select
 import statistics
+import sys
 import time
 from dataclasses import dataclass, field
 
 from nacl.bindings import crypto_scalarmult_base
 
 from bench.zmtp_client import ZmtpClient
+from referee.cli.keys import glue_keys
 
 __all__ = ["flood_pings", "run"]
 
@@ -208,7 +210,7 @@ def main() -> None:
     )
     parser.add_argument("--server-key", help="the referee's public key (Z85): use CURVE")
     parser.add_argument("--client-secret", help="this client's secret key (Z85)")
-    args = parser.parse_args()
+    args = parser.parse_args(glue_keys(sys.argv[1:]))  # a key may begin with "-"
     keys = None
     if args.server_key:
         secret = z85.decode(args.client_secret)

@@ -260,8 +260,8 @@ def _ping_flood(
     args = ["--processes", "1", "--connections", str(connections)]
     if serving:
         server = serving.rsplit("referee key ", 1)[1].strip()
-        args = ["--processes", "1", "--connections", "1", "--server-key", server]
-        args += ["--client-secret", pair.secret_z85]
+        args = ["--processes", "1", "--connections", "1", f"--server-key={server}"]
+        args += [f"--client-secret={pair.secret_z85}"]  # as --opt=KEY: a key may begin with -
     return subprocess.Popen(
         [sys.executable, "-m", "bench.pingflood", endpoint, "3600", *args],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

@@ -99,19 +99,19 @@ def test_replay_rejects_a_tampered_record(
 
 
 @pytest.mark.parametrize(
-    ("content", "words"),
+    ("content", "words", "code"),
     [
-        ("", "empty record"),
-        ("{not json\n", "not JSON"),
-        ('{"type":"hand"}\n', "must be the header"),
+        ("", "empty record", 1),
+        ("{not json\n", "not JSON", 2),  # cannot be read as a record: bad input
+        ('{"type":"hand"}\n', "must be the header", 1),
     ],
 )
 def test_replay_names_the_problem(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, words: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, words: str, code: int
 ) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text(content)
-    assert main(["replay", str(path)]) == 1
+    assert main(["replay", str(path)]) == code
     assert words in capsys.readouterr().err
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from referee.cli.keys import remote_keys, server_keys
-from referee.match import BotSpec, FaultPolicy, MatchConfig, TimeControl
+from referee.match import REMOTE_STARTUP, BotSpec, FaultPolicy, MatchConfig, TimeControl
 from referee.net.botuid import parse_range, set_range
 from referee.net.limits import Limits
 from referee.rules import RuleSet
@@ -44,6 +44,13 @@ def confined(
         )
         for spec in specs
     ]
+    return out[0], out[1]
+
+
+def with_remote_startup(specs: tuple[BotSpec, BotSpec]) -> tuple[BotSpec, BotSpec]:
+    """The specs with a remote seat's own start-up limit, :data:`REMOTE_STARTUP`."""
+    out = [spec if spec.command is not None else replace(spec, startup=REMOTE_STARTUP)
+           for spec in specs]  # fmt: skip
     return out[0], out[1]
 
 
@@ -79,7 +86,10 @@ def match_inputs(
         target_points=args.target_points,
         seed=args.seed,
         time=TimeControl(
-            move=args.move_time, bank=args.bank, grace=args.grace, startup=args.startup_time
+            move=args.move_time,
+            bank=args.bank,
+            grace=args.grace,
+            startup=TimeControl().startup if args.startup_time is None else args.startup_time,
         ),
         policy=FaultPolicy(args.fault_policy),
         strikes=args.strikes,
@@ -99,6 +109,8 @@ def match_inputs(
             BotSpec(f"{specs[0].name}-A", specs[0].command),
             BotSpec(f"{specs[1].name}-B", specs[1].command),
         )
+    if args.startup_time is None:  # a person starts a remote seat's bot: longer by default
+        specs = with_remote_startup(specs)
     keyed = with_keys(args, specs)
     check_bind(args.bind)
     if args.out is not None:
@@ -109,20 +121,51 @@ def match_inputs(
 
 
 def check_bind(bind: str) -> None:
-    """Refuse a ``--bind`` that cannot be an endpoint (a port in use is found only when
-    binding, and is a usage error then too)."""
+    """Refuse a ``--bind`` that cannot be an endpoint, whether or not anything binds it (a
+    port in use is found only when binding, and is a usage error then too): ``tcp://HOST:PORT``
+    with HOST an IPv4 address, ``[IPv6]``, ``*`` or a host or interface name, or ``ipc://PATH``.
+
+    >>> check_bind("tcp://999.1.1.1:5")
+    Traceback (most recent call last):
+    ValueError: --bind tcp://999.1.1.1:5: 999.1.1.1 is not an IPv4 address
+    """
     if bind.startswith("ipc://") and len(bind) > len("ipc://"):
         return
     host, _, port = bind.removeprefix("tcp://").rpartition(":")
-    if (
+    if not (
         bind.startswith("tcp://")
         and host
-        and (port == "*" or (port.isdigit() and int(port) < 65536))
+        and (port == "*" or (port.isascii() and port.isdigit() and int(port) < 65536))
     ):
-        return
-    raise ValueError(
-        f"--bind {bind}: expected tcp://HOST:PORT (PORT a number, 0 for any free one) or ipc://PATH"
-    )
+        raise ValueError(
+            f"--bind {bind}: expected tcp://HOST:PORT (PORT a number, 0 for any free one) or "
+            "ipc://PATH"
+        )
+    problem = _host_problem(host)
+    if problem is not None:
+        raise ValueError(f"--bind {bind}: {problem}")
+
+
+def _host_problem(host: str) -> str | None:
+    """Why ``host`` cannot be a TCP endpoint's address, or None."""
+    import ipaddress
+    import re
+
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return f"{host[1:-1]} is not an IPv6 address"
+        return None
+    if re.fullmatch(r"[0-9.]+", host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return f"{host} is not an IPv4 address"
+        return None
+    if host == "*" or re.fullmatch(r"[A-Za-z0-9_]([A-Za-z0-9_.-]{0,252})", host):
+        return None  # a wildcard, a host name or an interface name (eth0)
+    return f"{host!r} is not an address, a host name or an interface name ([IPv6] in brackets)"
 
 
 def check_fresh_out(out: Path, match_id: str) -> None:

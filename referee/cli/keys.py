@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from referee.net.keys import (
@@ -28,6 +29,7 @@ from referee.net.keys import (
 __all__ = [
     "add_commands",
     "add_security_options",
+    "glue_keys",
     "remote_keys",
     "run_keygen",
     "server_keys",
@@ -36,6 +38,36 @@ __all__ = [
 
 LOGGER = logging.getLogger(__name__)
 EXIT_OK, EXIT_USAGE = 0, 2
+KEY_OPTIONS = frozenset({"--public-key", "--remote-key", "--server-key", "--client-secret"})
+"""Options whose value may be a Z85 key (``ladder add``'s, ``match``'s, the benchmarks')."""
+_Z85_KEY = 40
+"""The length of a Z85 key (32 bytes)."""
+
+
+def glue_keys(words: Sequence[str], options: Collection[str] = KEY_OPTIONS) -> list[str]:
+    """``words`` with each Z85 key that begins with ``-`` joined to its option, as
+    ``--public-key=KEY``: argparse would take a separate ``-...`` word for an option and say
+    "expected one argument" (one key in 85 begins with ``-``). Nothing after ``--`` changes.
+
+    >>> glue_keys(["add", "--public-key", "-" * 40, "--json"])
+    ['add', '--public-key=----------------------------------------', '--json']
+    >>> glue_keys(["--public-key", "--json"])
+    ['--public-key', '--json']
+    """
+    out: list[str] = []
+    at = 0
+    while at < len(words):
+        word = words[at]
+        if word == "--":
+            return [*out, *words[at:]]
+        value = words[at + 1] if at + 1 < len(words) else ""
+        if word in options and value.startswith("-") and len(value) == _Z85_KEY:
+            out.append(f"{word}={value}")
+            at += 2
+            continue
+        out.append(word)
+        at += 1
+    return out
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -90,9 +122,14 @@ def run_keygen(args: argparse.Namespace) -> int:
             return EXIT_OK
         name = args.bot
         if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
-            print(f"gin-referee: --bot: {name!r}: use letters, digits, '-', '_' or '.'")
+            print(f"gin-referee: --bot: {name!r}: use letters, digits, '-', '_' or '.'",
+                  file=sys.stderr)  # fmt: skip
             return EXIT_USAGE
-        pair = write_keypair(args.out, name)
+        try:
+            pair = write_keypair(args.out, name)
+        except KeyFileError as err:
+            print(f"gin-referee: --out: {err}", file=sys.stderr)
+            return EXIT_USAGE
     except KeyFileError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE

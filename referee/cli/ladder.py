@@ -16,8 +16,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.cli.addresses import connect_to
 from referee.cli.confinement import gate
 from referee.cli.daemon import raise_fd_limit
+from referee.cli.inputs import check_bind
 from referee.cli.keys import remote_keys, server_keys
 from referee.cli.logs import configure_cli
 from referee.cli.tournament import (
@@ -101,7 +103,8 @@ async def run_ladder(args: argparse.Namespace) -> int:
         if args.store is not None and not is_url(args.store):
             raise ValueError(f"--store must be a postgresql:// URL, not {args.store!r}")
         workers = worker_count(args.workers, config.play)
-        configure_cli(args, out)
+        check_bind(args.bind)
+        configure_cli(args, out, what="--out" if args.out else f"{args.config}: out")
         spectating = _spectating(args, location, config)
         curve = server_keys(args, remote=True)
     except (ValueError, OSError) as err:
@@ -118,7 +121,8 @@ async def run_ladder(args: argparse.Namespace) -> int:
     )  # fmt: skip
 
     def ready(endpoint: str) -> None:
-        print(f"ladder {config.name}: serving on {endpoint}; {key}", file=sys.stderr, flush=True)
+        where = connect_to(endpoint)
+        print(f"ladder {config.name}: serving on {where}; {key}", file=sys.stderr, flush=True)
         if workers > 1:  # the ladder is in the store, and this process its runner: they join
             pool.start()
 

@@ -28,6 +28,7 @@ __all__ = [
     "check_log_options",
     "configure",
     "configure_cli",
+    "out_problem",
     "drop_held",
     "hold_records",
 ]
@@ -73,18 +74,29 @@ def check_log_options(args: argparse.Namespace) -> tuple[int, int]:
     return max_bytes, backups
 
 
-def configure_cli(args: argparse.Namespace, out: Path | None) -> None:
+def configure_cli(args: argparse.Namespace, out: Path | None, *, what: str = "--out") -> None:
     """:func:`configure` from a command's options (logs to ``out``/referee.log.jsonl);
-    a bad option raises ValueError naming it."""
+    a bad option raises ValueError naming it, and so does an ``out`` that cannot be made or
+    written (named as ``what``: the flag, or where a config gave it)."""
     max_bytes, backups = check_log_options(args)
     to_stdout = bool(getattr(args, "log_stdout", False))
-    configure(
-        level=args.log_level,
-        json_file=None if out is None or to_stdout else out / LOG_NAME,
-        json_stdout=to_stdout,
-        max_bytes=max_bytes,
-        backups=backups,
-    )
+    try:
+        configure(
+            level=args.log_level,
+            json_file=None if out is None or to_stdout else out / LOG_NAME,
+            json_stdout=to_stdout,
+            max_bytes=max_bytes,
+            backups=backups,
+        )
+    except OSError as err:
+        raise ValueError(out_problem(out, err, what)) from err
+
+
+def out_problem(out: Path | None, err: OSError, what: str = "--out") -> str:
+    """What to say of an output directory ``out`` that cannot be made or written, naming it as
+    ``what`` (the flag) and the file that failed if it is another."""
+    where = "" if err.filename in (None, str(out)) else f" ({err.filename})"
+    return f"{what} {out}: cannot make or write this directory: {err.strerror or err}{where}"
 
 
 class _Held(logging.Handler):

@@ -2,7 +2,8 @@
 
 ``main(argv)`` returns the exit code: 0 on success, 1 when a record does not verify, 2 for bad
 usage or bad input, 3 when a bot of the match could not start, 70 when a referee bug ended a
-match (an infrastructure error, never a bot's fault), 130 when interrupted.
+match (an infrastructure error, never a bot's fault), 130 when interrupted. A closed output
+pipe (``| head``) ends any command quietly (:func:`~referee.cli.pipes.closed_pipe`).
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from referee.cli.confinement import demo_sandbox, gate
 from referee.cli.inputs import free_out, match_inputs
 from referee.cli.keys import add_commands as add_key_commands
-from referee.cli.keys import run_keygen, server_keys, warn_insecure
+from referee.cli.keys import glue_keys, run_keygen, server_keys, warn_insecure
 from referee.cli.ladder_args import add_ladder_commands
 from referee.cli.logs import (
     check_log_options,
@@ -29,6 +30,7 @@ from referee.cli.logs import (
     configure_cli,
     drop_held,
     hold_records,
+    out_problem,
 )
 from referee.cli.parsers import (
     OneCommand,
@@ -40,6 +42,7 @@ from referee.cli.parsers import (
     add_worker_commands,
 )
 from referee.cli.paths import unreadable
+from referee.cli.pipes import closed_pipe, quiet_exit, reader_gone
 from referee.cli.summary import as_given, summary
 from referee.match import (
     BotSpec,
@@ -128,14 +131,6 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _token_notice(server_key: str) -> Callable[[str, str, str], None]:
-    def notice(name: str, endpoint: str, token: str) -> None:
-        key = f"; referee key {server_key}" if server_key else " (--insecure: no CURVE)"
-        print(f"remote seat {name}: connect to {endpoint} with token {token}{key}", file=sys.stderr)
-
-    return notice
-
-
 def _exit_code(result: MatchResult) -> int:
     """0, or why the match is not a clean result: a referee bug, or a bot that never started."""
     if result.error is not None:
@@ -164,6 +159,7 @@ async def _match(
 ) -> int:
     import asyncio
 
+    from referee.cli.addresses import token_notice
     from referee.cli.daemon import run_stoppable
     from referee.match import run_match
 
@@ -179,7 +175,7 @@ async def _match(
         bind=args.bind,
         out_dir=args.out,
         stop=stop,
-        on_token=_token_notice("" if curve is None else curve.public_z85),
+        on_token=token_notice("" if curve is None else curve.public_z85),
         local_ipc=args.local_transport == "ipc",
         curve=curve,
         early=early,
@@ -200,7 +196,7 @@ async def _match(
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from referee.match import RecordError, replay_record
+    from referee.match import RecordError, RecordUnreadable, replay_record
 
     try:
         key = None if args.deal_key is None else parse_key(args.deal_key)
@@ -215,6 +211,9 @@ def _replay(args: argparse.Namespace) -> int:
         report = replay_record(
             args.record, verify_deals=args.verify or key is not None, deal_key=key
         )
+    except RecordUnreadable as err:  # bad input, as a missing file is
+        print(f"gin-referee: error: cannot read the record: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except RecordError as err:
         print(f"record does not verify: {err}", file=sys.stderr)
         return EXIT_VERIFY
@@ -231,9 +230,10 @@ def _replay(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = _parser(argv)
+    words = glue_keys(sys.argv[1:] if argv is None else argv)  # a key may begin with "-"
+    parser = _parser(words)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:
         return int(exc.code or 0)
     umask = os.umask(0o077)  # what the referee writes is its own (referee/net/private.py)
@@ -246,6 +246,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _internal_error(err: BaseException) -> int:
+    """What ends a command by surprise: a closed pipe ends it quietly
+    (:func:`~referee.cli.pipes.closed_pipe`), anything else is a referee bug (exit 70)."""
+    if closed_pipe(err) and reader_gone():
+        return quiet_exit()
     LOGGER.error("referee error", exc_info=err)
     print(f"gin-referee: internal error (a referee bug): {err!r}", file=sys.stderr)
     return EXIT_INTERNAL
@@ -320,7 +324,9 @@ def _command(args: argparse.Namespace) -> int:
                 configure_cli(args, args.out)
         except (ValueError, OSError) as err:  # OSError: an --out that cannot be a directory
             drop_held()
-            print(f"gin-referee: error: {err}", file=sys.stderr)
+            out = getattr(args, "out", None)
+            text = out_problem(out, err) if isinstance(err, OSError) and out else err
+            print(f"gin-referee: error: {text}", file=sys.stderr)
             return EXIT_USAGE
         return _run(args, inputs, early)
     finally:
@@ -386,6 +392,11 @@ def run() -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: what the ordinary exit reports as 120
+        except OSError as err:  # a closed pipe: quiet, the status unchanged
+            if closed_pipe(err):
+                quiet_exit()
+            else:  # e.g. a full disk: what the ordinary exit reports as 120
+                code = code or 120
+        except ValueError:  # a closed stream
             code = code or 120
     os._exit(code)

@@ -18,7 +18,7 @@ from typing import Any, cast
 from referee.cli.confinement import add_require_option
 from referee.cli.keys import add_security_options
 from referee.cli.logs import LOG_LEVELS, add_log_options
-from referee.match import CHECK_TIME, FaultPolicy
+from referee.match import CHECK_TIME, REMOTE_STARTUP, FaultPolicy, TimeControl
 from referee.net.sandbox import SANDBOX_CHOICES
 from referee.tournament.defaults import ELO_MODELS, LEASE_SECONDS, REPORT_PAGES, STORE_ENV
 
@@ -93,7 +93,10 @@ def add_match_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     m.add_argument("--move-time", type=float, default=1.0, help="seconds per decision")
     m.add_argument("--bank", type=float, default=30.0, help="per-game time bank, seconds")
     m.add_argument("--grace", type=float, default=0.05, help="network grace, seconds")
-    m.add_argument("--startup-time", type=float, default=10.0, help="connect + hello limit")
+    m.add_argument("--startup-time", type=float, default=None,
+                   help=f"connect + hello limit, seconds (default {TimeControl().startup:g} for a"
+                   f" bot started here, {REMOTE_STARTUP:g} for a remote seat: a person starts"
+                   " it)")  # fmt: skip
     m.add_argument(
         "--fault-policy",
         default=str(FaultPolicy.FORFEIT_GAME),

@@ -9,7 +9,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from referee.cli.tournament import failed_text, run_with_signals
+from referee.cli.tournament import failed_text, no_start, run_with_signals
 from referee.match import FaultPolicy, TimeControl
 from referee.net.keys import KeyPair
 from referee.rules import RuleSet
@@ -21,7 +21,7 @@ from referee.tournament.store import SqliteStore, StoreError
 
 __all__ = ["run_sprt", "verdict_text"]
 
-EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
+EXIT_OK, EXIT_USAGE, EXIT_NO_START, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 3, 70, 130
 
 
 def _sprt(args: argparse.Namespace, pairs: Pentanomial) -> SprtResult:
@@ -39,6 +39,8 @@ class _SprtTracker:
         self.pairs = Pentanomial((0, 0, 0, 0, 0))
         """The complete pairs so far (counted once each: the test runs at every pair)."""
         self.result: SprtResult | None = None
+        self.unstarted: list[tuple[str, str]] = []
+        """The bots that could not start (name, fault detail): the run stops at the first."""
 
     def resume_from(self, out: Path) -> None:
         """Count the games an earlier, interrupted run of the same test already finished, in
@@ -61,7 +63,11 @@ class _SprtTracker:
         once, at the first pair that takes it past a bound: a game that still ends afterwards
         (one finishing as the run stops, or stored after it when the run is resumed) is not
         counted, and cannot take the decision back."""
-        if self.result is not None and self.result.verdict != "continue":
+        if self.unstarted or (self.result is not None and self.result.verdict != "continue"):
+            return
+        self.unstarted = no_start(outcome.result)
+        if self.unstarted:  # no test of a bot that cannot start: stop, as a match does
+            self.stop.set()
             return
         winner = outcome.result.get("winner")
         score = 0.5 if winner is None else float(winner == "candidate")
@@ -73,6 +79,17 @@ class _SprtTracker:
             self.result = _sprt(self.args, self.pairs)
             if self.result.verdict != "continue":
                 self.stop.set()
+
+
+def _unstarted_text(unstarted: list[tuple[str, str]], out: Path) -> str:
+    """What ``sprt`` says when a bot could not start (no verdict)."""
+    lines = [f"gin-referee: sprt stopped, no verdict: the {name} could not start: {detail}"
+             for name, detail in unstarted]  # fmt: skip
+    lines.append(
+        f"(its stderr is in {out / 'stderr'}; once it starts, run again with another --out, "
+        f"or delete {out}: its store keeps the game it could not start)"
+    )
+    return "\n".join(lines)
 
 
 def verdict_text(result: SprtResult | None, interrupted: bool) -> str:
@@ -142,6 +159,9 @@ async def run_sprt(args: argparse.Namespace) -> int:
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
+    if tracker.unstarted and not run.failed:
+        print(_unstarted_text(tracker.unstarted, args.out), file=sys.stderr)
+        return EXIT_NO_START
     result = tracker.result
     pairs = tracker.pairs
     decided = result is not None and result.verdict != "continue"

@@ -1,7 +1,8 @@
 """The bot author's commands: ``check`` (the conformance battery) and ``replay --feed``.
 
 ``check`` exits 0 when every item passed or was skipped, 1 when one failed; ``replay --feed``
-exits 0 when the bot answered every request as recorded, 1 at a divergence (see
+exits 0 when the bot answered every request as recorded, 1 at a divergence or for a record
+that does not verify, 2 for a record that cannot be read, 3 when the bot could not start (see
 docs/protocol.md, "Checking a bot" and "Replaying a record to your bot").
 """
 
@@ -15,12 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from referee.cli.paths import unreadable
-from referee.match import CHECK_TIME, BotSpec, RecordError
+from referee.match import CHECK_TIME, BotSpec, RecordError, RecordUnreadable, replay_record
 from referee.net.limits import Limits
 
 __all__ = ["run_check", "run_feed"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_START = 0, 1, 2, 3
 
 
 def _spec(args: argparse.Namespace, text: str) -> BotSpec:
@@ -82,14 +83,27 @@ def run_feed(args: argparse.Namespace, record: Path) -> int:
         return _usage(err)
     assert spec.command is not None
     try:
-        report = asyncio.run(
-            feed_record(record, args.seat, spec.command, game=args.game, hand=args.hand)
-        )
+        replay_record(record)  # the record must verify before it is fed
+    except RecordUnreadable as err:
+        print(f"gin-referee: error: cannot read the record: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except RecordError as err:
+        print(f"record does not verify: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        report = asyncio.run(
+            feed_record(
+                record, args.seat, spec.command, game=args.game, hand=args.hand, verified=True
+            )
+        )
+    except RecordError as err:  # a --game or --hand the record does not have
         print(f"record cannot be fed: {err}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         print("\n".join(report.lines()))
+    if report.no_start:
+        print(f"gin-referee: the bot could not start: {report.problem}", file=sys.stderr)
+        return EXIT_NO_START
     return EXIT_OK if report.divergence is None and report.complete else EXIT_FAILED

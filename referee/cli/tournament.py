@@ -11,10 +11,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from referee.cli.addresses import connect_to
 from referee.cli.confinement import gate
 from referee.cli.daemon import raise_fd_limit, run_stoppable
+from referee.cli.inputs import check_bind
 from referee.cli.keys import server_keys
 from referee.cli.logs import configure_cli
 from referee.cli.results import results_text
@@ -37,12 +39,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "failed_text",
+    "no_start",
+    "unstarted_text",
     "run_with_signals",
     "run_tournament",
     "serve_live",
 ]
 
-EXIT_OK, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
+EXIT_OK, EXIT_USAGE, EXIT_NO_START, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 3, 70, 130
 
 
 def _spectating(args: argparse.Namespace, out: Path, config: TournamentConfig) -> Spectating | None:
@@ -94,7 +98,8 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
         return EXIT_USAGE
     out = args.out or config.out or Path("runs") / config.name
     try:
-        configure_cli(args, out)
+        check_bind(args.bind)
+        configure_cli(args, out, what="--out" if args.out else f"{args.config}: out")
     except (ValueError, OSError) as err:  # a bad log option, an --out that cannot be made
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -178,17 +183,17 @@ async def _play_tournament(
     key = "no CURVE (--insecure)" if curve is None else f"referee key {curve.public_z85}"
     lease = getattr(args, "lease", LEASE_SECONDS)
     each = -(-config.concurrency // workers)  # games at once per process
-    where = str(location or out / "tournament.sqlite")
+    store_at = str(location or out / "tournament.sqlite")
     pool = Supervisor(
         workers - 1,
-        lambda: start_workers(1, store=where, out=out, concurrency=each, lease=lease,
+        lambda: start_workers(1, store=store_at, out=out, concurrency=each, lease=lease,
                               require_sandbox=args.require_sandbox)[0],
     )  # fmt: skip
 
     def ready(endpoint: str) -> None:
         if serve or remotes:
-            names = ", ".join(remotes) or "none"
-            print(f"serving on {endpoint}; remote bots: {names}; {key}", file=sys.stderr,
+            names, where = ", ".join(remotes) or "none", connect_to(endpoint)
+            print(f"serving on {where}; remote bots: {names}; {key}", file=sys.stderr,
                   flush=True)  # fmt: skip
         if workers > 1:
             pool.start()
@@ -223,10 +228,48 @@ async def _play_tournament(
     if run.failed:
         print(failed_text(run.failed), file=sys.stderr)
         return EXIT_INTERNAL
-    if interrupted and _done_count(out, location, config.name) < progress.total:
-        print("interrupted: run the same command again to resume", file=sys.stderr)
+    unstarted = unstarted_text(out, location, config.name)
+    if unstarted:
+        print(unstarted, file=sys.stderr)
+    if interrupted:  # 130 whenever a signal stopped it, even a daemon with every game played
+        if _done_count(out, location, config.name) < progress.total:
+            print("interrupted: run the same command again to resume", file=sys.stderr)
+        else:
+            print("interrupted: every game had been played", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_OK
+    return EXIT_NO_START if unstarted else EXIT_OK
+
+
+def no_start(result: dict[str, Any]) -> list[tuple[str, str]]:
+    """The bots of a stored game's result that could not start (a ``startup`` fault): (name,
+    the fault's detail) each."""
+    return [
+        (result["seats"][fault["seat"]], str(fault.get("detail", "")))
+        for fault in result.get("faults", ())
+        if fault.get("kind") == "startup"
+    ]
+
+
+def unstarted_text(out: Path, location: str | None, name: str) -> str:
+    """What a run says of the bots that could not start in any of its stored games (each
+    such game is a forfeit), or "" when every bot started."""
+    store = open_store(location or out / "tournament.sqlite", tournament=name)
+    try:
+        rows = store.games()
+    finally:
+        store.close()
+    games: dict[str, int] = {}
+    first: dict[str, str] = {}
+    for row in rows:
+        for bot, detail in no_start(row.result or {}):
+            games[bot] = games.get(bot, 0) + 1
+            first.setdefault(bot, detail)
+    if not games:
+        return ""
+    lines = [f"gin-referee: {len(games)} bot(s) could not start (each such game is a forfeit):"]
+    lines += [f"  {bot}: {n} game(s); {first[bot]}" for bot, n in sorted(games.items())]
+    lines.append(f"(their stderr is in {out / 'stderr'})")
+    return "\n".join(lines)
 
 
 def failed_text(failed: dict[int, str]) -> str:

@@ -27,7 +27,7 @@ from referee.match.bots import (
     sandbox_level,
     start_bot,
 )
-from referee.match.clock import CHECK_TIME, TimeControl
+from referee.match.clock import CHECK_TIME, REMOTE_STARTUP, TimeControl
 from referee.match.config import DEFAULT_MAX_HANDS, MatchConfig
 from referee.match.deals import Deal, parse_key
 from referee.match.early import EarlyStart, binds_endpoint, can_start_early, start_early
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         MatchRecorder,
         Observer,
         RecordError,
+        RecordUnreadable,
         read_record_lines,
         replay_record,
     )
@@ -64,6 +65,7 @@ _LAZY = {
     "MatchRecorder": "record",
     "Observer": "record",
     "RecordError": "record",
+    "RecordUnreadable": "record",
     "read_record_lines": "record",
     "replay_record": "record",
     "SeatLink": "seat",
@@ -88,6 +90,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "BOT_EXIT_GRACE",
     "CHECK_TIME",
+    "REMOTE_STARTUP",
     "BotSpec",
     "DEFAULT_MAX_HANDS",
     "Deal",
@@ -100,6 +103,7 @@ __all__ = [
     "MatchResult",
     "Observer",
     "RecordError",
+    "RecordUnreadable",
     "SeatLink",
     "SeatSummary",
     "TimeControl",

@@ -6,6 +6,7 @@ match with these; ``check`` and ``replay --feed`` start their bots with them too
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,9 @@ class BotSpec:
     public_key: bytes | None = None
     """A remote bot's CURVE public key (raw 32 bytes): its token is accepted only from a
     connection authenticated with it."""
+    startup: float | None = None
+    """The seat's own start-up limit, seconds (a remote seat's in ``match``:
+    ``referee.match.clock.REMOTE_STARTUP``); None: the match's."""
 
     @staticmethod
     def parse(text: str) -> BotSpec:
@@ -94,19 +98,71 @@ class BotSpec:
         return BotSpec(name=command_name(command.argv), command=command)
 
 
+_INTERPRETER = re.compile(
+    r"(python|pypy|node|nodejs|deno|bun|ruby|perl|php|lua|luajit|tclsh|bash|sh|dash|zsh|ksh"
+    r"|Rscript|julia|java|dotnet|go|escript|elixir|guile|racket|sbcl|tsx|ts-node)[0-9.]*"
+)
+"""Programs that run another file, named by it (``python3.11``, ``node``, ``bash``...)."""
+_VALUED = frozenset({"-X", "-W", "-Q", "-r", "--require", "--loader", "--import", "-cp",
+                     "-classpath", "--class-path", "-I"})  # fmt: skip
+"""An interpreter's options that take the next word as their value."""
+_LAUNCHERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch"})
+"""Programs whose ``run`` runs the command that follows, named by it."""
+_INLINE = frozenset({"-c", "-e", "--eval", "-p", "--print"})
+"""An interpreter's options whose value is the program itself (no file to name it by)."""
+
+
 def command_name(argv: Sequence[str]) -> str:
-    """A display name from a command line: its last word's file stem, or the module's own name
-    for ``python -m package.module``.
+    """A display name from a command line: its program's file stem, or for an interpreter
+    (``python3``, ``node``, ...) the script's or the module's (``python -m package.module``),
+    whatever arguments follow.
 
     >>> command_name(["python3", "-m", "sample_bots.greedy_bot"])
     'greedy_bot'
-    >>> command_name(["node", "x/bot.js"])
+    >>> command_name(["node", "x/bot.js", "--level", "hard"])
     'bot'
+    >>> command_name(["./my_bot", "--depth", "3"])
+    'my_bot'
+    >>> command_name(["python3", "-u", "my_bot.py", "--seed", "4"])
+    'my_bot'
+    >>> command_name(["env", "DEPTH=3", "java", "-jar", "bots/alpha.jar"])
+    'alpha'
     """
-    last = argv[-1]
-    if len(argv) >= 2 and argv[-2] == "-m":
-        return last.rsplit(".", 1)[-1] or last
-    return Path(last).stem or argv[0]
+    words = list(argv)
+    start = 0
+    if Path(words[0]).name == "env":  # env NAME=VALUE... PROGRAM ...
+        start = 1
+        while start < len(words) - 1 and ("=" in words[start] or words[start][0:1] == "-"):
+            start += 1
+    program = words[start]
+    rest = words[start + 2 :]
+    if Path(program).name in _LAUNCHERS and words[start + 1 : start + 2] == ["run"]:
+        while rest and rest[0].startswith("-"):  # uv run --frozen python bot.py
+            rest = rest[1:]
+        if rest:
+            return command_name(rest)
+    if not _INTERPRETER.fullmatch(Path(program).name):
+        return _stem(program)
+    at = start + 1
+    while at < len(words):
+        word = words[at]
+        if word in ("-m", "-jar") and at + 1 < len(words):
+            target = words[at + 1]
+            return (target.rsplit(".", 1)[-1] or target) if word == "-m" else _stem(target)
+        if word in _INLINE:
+            break
+        if word.startswith("-"):
+            at += 2 if word in _VALUED else 1
+        elif word == "run" and Path(program).name in ("deno", "bun", "go"):
+            at += 1
+        else:
+            return _stem(word)
+    return _stem(program)
+
+
+def _stem(word: str) -> str:
+    """A path's file name without its extension (``x/bot.js``: ``bot``), or ``word``."""
+    return Path(word).stem or word
 
 
 def referee_env(

@@ -127,6 +127,11 @@ class TimeControl:
         }
 
 
+REMOTE_STARTUP = 300.0
+"""``match``'s start-up limit for a remote seat, seconds (``BotSpec.startup``): a person starts
+that bot by hand, after reading the printed endpoint and token (``serve`` waits for its remote
+bots without limit)."""
+
 CHECK_TIME = TimeControl(move=1.0, bank=30.0, grace=0.05, startup=10.0, heartbeat=0.5)
 """The clocks of ``gin-referee check``'s battery: a match's defaults, with pings every 0.5 s
 while idle."""

@@ -262,11 +262,12 @@ class FairClock:
 async def wait_for_hellos(
     waits: Sequence[asyncio.Future[None]],
     clocks: Sequence[FairClock | None],
-    limit: float,
+    limit: float | Sequence[float],
 ) -> tuple[set[asyncio.Future[None]], list[Charge | None]]:
-    """Wait for each seat's hello (``waits[i]``) within ``limit`` seconds of the time its bot
-    could run (``clocks[i]``; None: wall time), the referee's own stalls meanwhile left out
-    (:mod:`referee.net.stalls`): the start-up limit of the module docstring.
+    """Wait for each seat's hello (``waits[i]``) within ``limit`` seconds (or ``limit[i]``,
+    each seat's own) of the time its bot could run (``clocks[i]``; None: wall time), the
+    referee's own stalls meanwhile left out (:mod:`referee.net.stalls`): the start-up limit of
+    the module docstring.
 
     Returns the waits that finished in time and, per seat, the measure that ended its wait
     when it ran out (None otherwise). Every seat with a clock is sampled at the start, and
@@ -281,7 +282,8 @@ async def wait_for_hellos(
     pending = {wait: index for index, wait in enumerate(waits)}
     finished: set[asyncio.Future[None]] = set()
     charges: list[Charge | None] = [None] * len(waits)
-    due = start + limit
+    limits = [float(limit)] * len(waits) if isinstance(limit, int | float) else list(limit)
+    due = start + min(limits, default=0.0)
     counted = 0.0  # the referee's own stalls since the start, already added to ``due``
 
     def add_stalls() -> None:
@@ -307,9 +309,13 @@ async def wait_for_hellos(
         due = float("inf")
         for wait, index in list(pending.items()):
             clock = clocks[index]
+            waited = now - start - counted
+            if waited < limits[index]:  # a seat with a longer limit of its own
+                due = min(due, now + limits[index] - waited)
+                continue
             more = None
             if clock is not None:
-                more, charges[index] = clock.extension(now - start - counted, limit)
+                more, charges[index] = clock.extension(waited, limits[index])
             if more is None:
                 del pending[wait]
             else:

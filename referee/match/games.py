@@ -87,9 +87,9 @@ class MatchGames:
         """Wait for both hellos within the start-up limit (extended by the referee's own
         stalls meanwhile, :mod:`referee.net.stalls`); failures forfeit the match."""
         waits = [asyncio.ensure_future(link.wait_connected()) for link in self.links]
-        limit = self.config.time.startup
+        limits = [link.startup or self.config.time.startup for link in self.links]
         try:  # the limit counts the time each bot could run (:mod:`.fairclock`)
-            done, charges = await wait_for_hellos(waits, [x.fair for x in self.links], limit)
+            done, charges = await wait_for_hellos(waits, [x.fair for x in self.links], limits)
         finally:  # also when the match is aborted while it waits: no task left behind
             for task in waits:
                 task.cancel()  # (a finished one keeps its outcome, read below)
@@ -98,7 +98,7 @@ class MatchGames:
             if link.error is not None:
                 raise link.error
         failed = []
-        for link, task, charge in zip(self.links, waits, charges, strict=True):
+        for link, task, charge, limit in zip(self.links, waits, charges, limits, strict=True):
             if task in done and task.exception() is None:
                 continue
             if link.fault is None:

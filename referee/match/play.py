@@ -83,7 +83,7 @@ async def play_match(
             deal_commitment=config.deal.commitment,
             deal_id=label,
             deal_secret=config.deal.secret,
-            seats=[link.name for link in links],
+            seats=[link.given_name for link in links],
             time_control=config.time.to_wire(),
             heartbeat_ms=round(config.time.heartbeat * 1000),
             policy=str(config.policy),

@@ -13,14 +13,14 @@ killed referee loses at most the hand in progress. A tournament compresses each 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from referee.match.deals import commitment, deck_order, parse_key
 from referee.match.faults import Fault
-from referee.match.record_gzip import record_lines
+from referee.match.record_read import RecordError, RecordUnreadable, read_record_lines
 from referee.net.private import private_dir, private_opener
 from referee.rules import (
     DECK,
@@ -43,19 +43,12 @@ __all__ = [
     "MatchRecorder",
     "Observer",
     "RecordError",
+    "RecordUnreadable",
     "read_record_lines",
     "replay_record",
 ]
 
 RECORD_SCHEMA_VERSION = 1
-
-
-class RecordError(ValueError):
-    """A record file that cannot be read or does not verify; names the line and the problem."""
-
-    def __init__(self, path: str, line: int, reason: str) -> None:
-        self.path, self.line, self.reason = path, line, reason
-        super().__init__(f"{path}:{line}: {reason}")
 
 
 def result_to_dict(result: HandResult) -> dict[str, Any]:
@@ -169,33 +162,6 @@ class ReplayReport:
     """The ``match_end`` line and the deal key it reveals, if any."""
     deals: str = "deals: not verified (--verify re-derives every deck from the deal key)"
     """The deal check's verdict."""
-
-
-def read_record_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each non-blank line of a record (plain, or gzip as a tournament leaves it) as ``(line
-    number, object)``; unreadable text, damaged gzip data, a line that is not JSON or an object
-    without a ``type`` raise :class:`RecordError`."""
-    lines = record_lines(path)  # a line at a time, each bounded (see record_gzip)
-    number = 0
-    while True:
-        try:
-            raw = next(lines, None)
-            if raw is None:
-                return
-            line = raw.decode("utf-8")
-        except (OSError, ValueError) as err:  # (UnicodeDecodeError is a ValueError)
-            where = number + 1 if number else 0  # 0: nothing could be read
-            raise RecordError(str(path), where, f"cannot read: {err}") from err
-        number += 1
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise RecordError(str(path), number, f"not JSON: {err.msg}") from err
-        if not isinstance(value, dict) or "type" not in value:
-            raise RecordError(str(path), number, "not a record object with a 'type'")
-        yield number, value
 
 
 def _check(cond: bool, path: Path, line: int, reason: str) -> None:

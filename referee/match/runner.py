@@ -241,6 +241,7 @@ async def run_match(
                     public_key=None if curve is None else key,
                 )
             )
+            links[-1].startup = spec.startup
         if out_dir is not None:
             recorder = MatchRecorder(out_dir / f"{config.match_id}.jsonl")
         for spec, link, pair in zip(specs, links, pairs, strict=True):

@@ -54,6 +54,13 @@ class SeatBase:
         self.clock = Clock(control)
         self.name = f"seat{seat}" if name is None else name
         """The configured name until the bot's hello names it."""
+        self.startup: float | None = None
+        """This seat's own start-up limit, seconds (a remote seat of ``match``, whose bot a
+        person starts by hand); None: the match's (``TimeControl.startup``)."""
+        self.given_name = self.name
+        """The name the seat was opened with, the organiser's, kept whatever the hello says:
+        the record's header and the pages name the seat by it (a kept bot's seat is bound to
+        its earlier hello before the header is written)."""
         self.seed = seed
         """The seed offered in ``match_start`` (the bot's ``GIN_BOT_SEED`` when started)."""
         self.peer: bytes | None = None

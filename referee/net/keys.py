@@ -237,7 +237,9 @@ def write_keypair(directory: Path, name: str, pair: KeyPair | None = None) -> Ke
     except FileExistsError:
         raise KeyFileError(f"{directory / (name + '.key_secret')}: already exists") from None
     except OSError as err:
-        raise KeyFileError(f"{directory}: cannot write the key files: {err}") from None
+        raise KeyFileError(
+            f"{directory}: cannot write the key files: {err.strerror or err}"
+        ) from None
     public = directory / f"{name}.key"
     try:
         public.unlink(missing_ok=True)

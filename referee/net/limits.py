@@ -110,16 +110,31 @@ _SIGNAL_CAUSES = {
 }
 
 
-def limit_cause(returncode: int, stderr_tail: str, limits: Limits) -> str | None:
+CPU_MEASURE_SLACK = 0.2
+"""How far below the CPU-time limit a measure may be and still count as reaching it: a seat
+cgroup's count was 5 % under the kernel's own (SIGXCPU at 1 s, 0.95 s counted)."""
+
+
+def limit_cause(
+    returncode: int, stderr_tail: str, limits: Limits, cpu_used: float | None = None
+) -> str | None:
     """Which limit most likely ended a bot, with its value, or None (``returncode`` as
-    asyncio gives it: -N when killed by signal N). docs/design/faults.md has the table."""
+    asyncio gives it: -N when killed by signal N). docs/design/faults.md has the table. The
+    CPU-time limit is named only if ``cpu_used``, the most CPU seconds the bot can have used
+    (None: unknown), reached it (give or take :data:`CPU_MEASURE_SLACK`): a SIGKILL from
+    outside after a second is no CPU limit."""
     if returncode < 0 and -returncode in signal.valid_signals():
         sig = signal.Signals(-returncode)
+        reached = cpu_used is None or cpu_used >= limits.cpu_seconds * (1 - CPU_MEASURE_SLACK)
         if sig in _SIGNAL_CAUSES:
-            return f"hit the {_describe(_SIGNAL_CAUSES[sig], limits)}"
+            key = _SIGNAL_CAUSES[sig]
+            return f"hit the {_describe(key, limits)}" if key != "cpu_seconds" or reached else None
         if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS):
             guess = "cpu_seconds" if sig == signal.SIGKILL else "address_space"
-            return f"possibly the {_describe(_stderr_cause(stderr_tail) or guess, limits)}"
+            key = _stderr_cause(stderr_tail) or guess
+            if key == "cpu_seconds" and not reached:
+                return None
+            return f"possibly the {_describe(key, limits)}"
         return None
     found = _stderr_cause(stderr_tail)
     return None if found is None else f"hit the {_describe(found, limits)}"

@@ -85,6 +85,8 @@ class BotProcess:
         self.uid = None if spawned.lease is None else spawned.lease.uid
         """The host uid the bot runs as (a root referee's bots), else None: the referee's."""
         self._lease = spawned.lease
+        self._started = spawned.at
+        self._ended: float | None = None
         self._cgroup = spawned.cgroup
         self._out_of_memory = False
         self._popen = spawned.popen
@@ -129,7 +131,16 @@ class BotProcess:
 
     def _settle(self, rc: int) -> None:
         if not self._exited.done():
+            self._ended = time.monotonic()
             self._exited.set_result(rc)
+
+    def cpu_at_most(self) -> float:
+        """The most CPU seconds the bot can have used: its lifetime times the CPUs it may run
+        on, or less, the seat cgroup's measure where it counts (every process of the seat)."""
+        lived = (self._ended or time.monotonic()) - self._started
+        bound = lived * len(os.sched_getaffinity(0))
+        measured = 0 if self._cgroup is None else self._cgroup.cpu_usage_ns()
+        return min(bound, measured / 1e9) if measured > 0 else bound  # 0: unreadable
 
     @classmethod
     async def start(
@@ -262,7 +273,7 @@ class BotProcess:
         elif self._terminated:
             hint += " (terminated by the referee)"
         elif self.sandbox is not SandboxLevel.NONE:
-            cause = limit_cause(rc, self.stderr_tail(4096), self.limits)
+            cause = limit_cause(rc, self.stderr_tail(4096), self.limits, self.cpu_at_most())
             if cause is not None:
                 hint += f": {cause}"
         return hint

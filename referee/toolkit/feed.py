@@ -88,6 +88,8 @@ class FeedReport:
     """The feed reached the record's end with every request answered."""
     problem: str = ""
     """Why it did not, if it did not."""
+    no_start: bool = False
+    """The bot could not start (a startup fault): nothing was fed."""
 
     @property
     def divergence(self) -> int | None:
@@ -361,10 +363,13 @@ async def feed_record(
     game: int | None = None,
     hand: int | None = None,
     kill_grace: float = 1.0,
+    verified: bool = False,
 ) -> FeedReport:
     """Play seat ``seat``'s messages of the record at ``path`` to the bot ``command`` starts
-    (only game ``game``, hand ``hand`` when given); see the module docstring."""
-    replay_record(path)  # the record must verify before it is fed
+    (only game ``game``, hand ``hand`` when given); see the module docstring. The record must
+    verify first (``verified``: the caller has checked it with ``replay_record``)."""
+    if not verified:
+        replay_record(path)
     header, names, script, decks, end = _load(path)
     if game is not None and not any(g == game and hand in (None, h) for g, h in decks):
         where = f"game {game}" + ("" if hand is None else f" hand {hand}")
@@ -424,6 +429,7 @@ async def feed_record(
         new = [f for f in result.seats[seat].faults if (f.game, f.hand) not in recorded]
         if new:
             report.problem = f"{new[0].kind}: {new[0].detail[:200]}"
+            report.no_start = any(f.kind == FaultKind.STARTUP for f in new)
         report.complete = not report.problem
     finally:
         await release_seats(

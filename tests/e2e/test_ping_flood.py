@@ -69,8 +69,8 @@ def test_a_curve_client_flooding_pings_over_tcp_gets_its_key_back() -> None:
             decode_key(server)
             flood = subprocess.Popen(
                 [PY, "-m", "bench.pingflood", endpoint, str(ATTACK_S), "--connections", "1",
-                 "--processes", "1", "--server-key", server, "--client-secret",
-                 pair.secret_z85],
+                 "--processes", "1", f"--server-key={server}",
+                 f"--client-secret={pair.secret_z85}"],
                 stdout=subprocess.PIPE, text=True,
             )  # fmt: skip
             samples = watch(daemon.pid, lambda: flood.poll() is not None, ATTACK_S + 60)

@@ -80,7 +80,7 @@ def test_damaged_gzip_is_refused_naming_the_problem(
     with pytest.raises(RecordError, match=reason) as caught:
         list(read_record_lines(packed))
     assert caught.value.path == str(packed)
-    assert main(["replay", str(packed), "--quiet"]) == 1
+    assert main(["replay", str(packed), "--quiet"]) == 2  # unreadable: bad input
     assert reason in capsys.readouterr().err
 
 
@@ -131,7 +131,7 @@ def test_a_hostile_record_costs_replay_one_line_of_memory(
     bomb.write_bytes(gzip.compress(b"ab\n" * ((256 << 20) // 3), 9))
     tracemalloc.start()
     try:
-        assert main(["replay", str(bomb), "--quiet"]) == 1
+        assert main(["replay", str(bomb), "--quiet"]) == 2  # not a record: bad input
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

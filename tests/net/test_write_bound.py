@@ -97,8 +97,8 @@ async def test_a_curve_key_flooding_pings_is_free_again_after_its_abort() -> Non
         t.set_lost_handler(lost)
         report = await pingflood(
             t.endpoint, 5, "--connections", "1", "--processes", "1",
-            "--server-key", z85.encode(SERVER_PUBLIC).decode(),
-            "--client-secret", z85.encode(ALICE[1]).decode(),
+            f"--server-key={z85.encode(SERVER_PUBLIC).decode()}",  # a key may begin with "-"
+            f"--client-secret={z85.encode(ALICE[1]).decode()}",
         )  # fmt: skip
         # One live connection per key: each new one got in only once the last was dropped.
         made = report["connections"]

@@ -40,8 +40,8 @@ def test_add_retire_list(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                         str(tmp_path / "keys" / "r.key"))  # fmt: skip
     assert code == 0 and "added r.v1 (remote" in text
     token = text.split("token: ", 1)[1].strip()
-    code, text, _ = run(capsys, "ladder", "add", out, "r", "--remote", "--public-key",
-                        keys.public_z85)  # fmt: skip
+    code, text, _ = run(capsys, "ladder", "add", out, "r", "--remote",
+                        f"--public-key={keys.public_z85}")  # fmt: skip
     assert code == 0 and text.startswith("unchanged: r.v1")
     code, text, _ = run(capsys, "ladder", "list", out, "--json")
     listed = json.loads(text)

@@ -163,7 +163,8 @@ command = "{sys.executable} -m sample_bots.random_bot"
         )
         procs.append(alice)
         _out, err = serve.communicate(timeout=150)
-        assert serve.returncode == 0, err
+        # 3: a local bot slower than 3 s to start on a loaded machine (never alice, below)
+        assert serve.returncode in (0, 3) and "  alice:" not in err, err
         assert alice.wait(30) == 0
     finally:
         for proc in procs:

@@ -109,29 +109,37 @@ def test_view_reads_a_compressed_record_as_the_plain_one(
 
 
 @pytest.mark.parametrize(
-    ("damage", "expected"),
+    ("damage", "expected", "code"),
     [
-        (lambda lines: [*lines[:3], lines[3][: len(lines[3]) // 2]], "line 4: not JSON"),
-        (lambda lines: ["garbage", *lines[1:]], "line 1: not JSON"),
-        (lambda lines: [], "line 1: empty record"),
+        (lambda lines: [*lines[:3], lines[3][: len(lines[3]) // 2]], ":4: not JSON (", 2),
+        (lambda lines: ["garbage", *lines[1:]], ":1: not JSON (", 2),
+        (lambda lines: [], ":1: empty record", 1),
         (
             lambda lines: [*lines[:2], lines[2].replace('"discard ', '"discard 2x', 1), *lines[3:]],
-            "line 3:",
+            ":3:",
+            1,
         ),
         (
             lambda lines: [lines[0].replace('"rules_hash":"', '"rules_hash":"0', 1), *lines[1:]],
-            "line 1: rules hash mismatch",
+            ":1: rules hash mismatch",
+            1,
         ),
     ],
     ids=["truncated", "garbled", "empty", "bad-action", "bad-header"],
 )
 def test_a_bad_record_is_refused_with_its_file_and_line(
-    record: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: object, expected: str
+    record: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: object,
+    expected: str,
+    code: int,
 ) -> None:
     lines = record.read_text().splitlines()
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(damage(lines)) + "\n")  # type: ignore[operator]
-    assert main(["view", str(bad), "-o", str(tmp_path / "out.html")]) == 2
+    # a file that cannot be read as a record is bad input (2); one that does not verify, 1
+    assert main(["view", str(bad), "-o", str(tmp_path / "out.html")]) == code
     err = capsys.readouterr().err
     assert str(bad) in err and expected in err and "Traceback" not in err
     assert not (tmp_path / "out.html").exists()
