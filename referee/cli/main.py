@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from referee.cli.confinement import demo_sandbox, gate
-from referee.cli.inputs import free_out, match_inputs
+from referee.cli.confinement import gate
+from referee.cli.demo import demo_words
+from referee.cli.inputs import match_inputs
 from referee.cli.keys import add_commands as add_key_commands
 from referee.cli.keys import glue_keys, run_keygen, server_keys, warn_insecure
 from referee.cli.ladder_args import add_ladder_commands
@@ -289,33 +290,16 @@ def _command(args: argparse.Namespace) -> int:
     if args.command == "keygen":
         return run_keygen(args)
     if args.command == "demo":
-        python = sys.executable
-        out = free_out(Path("runs/demo")) if args.out is None else args.out
-        args = _parser(["match"]).parse_args(
-            [
-                "match",
-                f"{python} -m sample_bots.greedy_bot",
-                f"{python} -m sample_bots.random_bot",
-                *demo_sandbox(python),
-                "--games", str(args.games), "--out", str(out),
-                *([] if args.seed is None else ["--seed", str(args.seed)]),
-                *(["--json"] if args.json else []),
-            ]
-        )  # fmt: skip
+        args = _parser(["match"]).parse_args(demo_words(args))
     early: EarlyStart | None = None
     try:
         try:  # bad input: usage errors
             if args.command == "match" and args.sandbox in ("auto", "namespaces"):
                 probe_soon()  # the sandbox's probe runs while the input is checked
             inputs = match_inputs(args) if args.command == "match" else None
-            if inputs is not None:
-                refused = gate(
-                    [s.command.sandbox for s in inputs[1] if s.command is not None],
-                    args.require_sandbox,
-                    strangers=False,
-                )
-                if refused is not None:
-                    return refused
+            asked = [s.command.sandbox for s in inputs[1] if s.command] if inputs else []
+            if (refused := gate(asked, getattr(args, "require_sandbox", None))) is not None:
+                return refused
             if args.command not in ("tournament", "serve", "ladder"):  # they log into their out
                 check_log_options(args)
                 if inputs is not None:  # its bots start now; the log, which needs structlog,
