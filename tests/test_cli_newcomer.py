@@ -21,6 +21,7 @@ def test_a_bot_that_cannot_start_exits_3_and_its_error_is_shown(
     (line,) = [line for line in out.splitlines() if line.startswith("  fault:")]
     assert line.endswith("No module named no_such_bot_module"), line
     assert "startup" in line and "Traceback" not in line
+    assert "Python module 'no_such_bot_module' not found" in line and "activate the venv" in line
 
 
 def test_reusing_out_is_refused_and_the_earlier_run_is_kept(
