@@ -1,5 +1,5 @@
 """What a newcomer meets first: a bot that cannot start, a reused ``--out``, ``demo`` run
-twice, ``replay``'s numbering and names, ``sprt --help``."""
+twice, ``replay``'s numbering (from 1) and names, ``sprt --help``."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_demo_twice_writes_two_directories(
     assert f"record: {Path('runs/demo-2/match.jsonl')}" in out
 
 
-def test_replay_numbers_from_zero_and_names_the_bots_as_given_their_hello_a_detail(
+def test_replay_numbers_from_one_and_names_the_bots_as_given_their_hello_a_detail(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["match", GREEDY, RANDOM, "--games", "1", "--seed", "2", "--out", str(tmp_path)]
@@ -61,8 +61,9 @@ def test_replay_numbers_from_zero_and_names_the_bots_as_given_their_hello_a_deta
     capsys.readouterr()
     assert main(["replay", str(tmp_path / "match.jsonl")]) == 0
     out = capsys.readouterr().out
-    assert "numbered from 0, as in the protocol and the record" in out
-    assert "game 0 hand 0: " in out and "game 1 " not in out
+    assert "numbered from 1, as on the replay pages; the record counts from 0" in out
+    assert "game 1 hand 1: " in out and "game 1: " in out
+    assert "game 0" not in out and "hand 0" not in out and "game 2 " not in out
     assert "greedy_bot calls itself greedy-bot" in out and "random_bot: " in out
     assert "sample_bots" not in out
 

@@ -138,7 +138,7 @@ def _faults(run: RunData, links: dict[int, str]) -> str:
         for f in faults:
             game_id = int(f.get("game_id", -1))
             hand = f.get("hand")
-            where = _game_link(run, game_id, links, f"game {game_id}")
+            where = _game_link(run, game_id, links, f"game {game_id + 1}")
             if isinstance(hand, int) and hand >= 0:
                 where += f", hand {hand + 1}"
             detail = str(f.get("detail") or "")
@@ -180,7 +180,8 @@ def _games(run: RunData, links: dict[int, str], problems: dict[int, str], over: 
         if gid in problems:
             view = f"<span class='problem' title='{_e(problems[gid])}'>no replay</span>"
         rows.append(
-            f"<tr id='game-{gid}'><td class='num'>{gid}</td><td class='name'>{_e(spec.seat0)}</td>"
+            f"<tr id='game-{gid}'><td class='num' title='record g{gid:06d}'>{gid + 1}</td>"
+            f"<td class='name'>{_e(spec.seat0)}</td>"
             f"<td class='name'>{_e(spec.seat1)}</td><td>{_e(row.status)}</td>"
             f"<td class='name'>{_e(winner or ('draw' if row.status == 'done' else ''))}</td>"
             f"<td class='num'>{_e(score)}</td><td>{_e(result.get('reason', ''))}</td>"

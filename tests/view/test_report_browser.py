@@ -82,6 +82,13 @@ def test_report_shows_standings_pairings_faults_and_links_to_every_game(
     assert "crashing on purpose" in page.text("#faults .stderr pre")
     links = page.eval("[...document.querySelectorAll('#games a')].map(a => a.getAttribute('href'))")
     assert sorted(links) == [f"viewer/g{i:06d}-a1.html" for i in range(6)]
+    # games count from 1, as the replay pages and their links do (record g000000 is game 1)
+    numbers = page.eval("[...document.querySelectorAll('#games tbody tr')].map(r =>"
+                        " [r.id, r.cells[0].innerText, r.cells[0].title])")  # fmt: skip
+    assert numbers == [[f"game-{i}", str(i + 1), f"record g{i:06d}"] for i in range(6)]
+    with SqliteStore.open(run_dir / "tournament.sqlite") as store:
+        crashed = sorted({int(f["game_id"]) for f in store.faults()})
+    assert all(f"crash in game {gid + 1}, hand 1: " in faults for gid in crashed), faults
     page.screenshot(shots / "report.png")
     assert page.errors() == [] and page.requested_urls() == [(run_dir / "report.html").as_uri()]
     phone = browser.open((run_dir / "report.html").as_uri(), width=390, height=844, mobile=True)
@@ -94,6 +101,7 @@ def test_report_shows_standings_pairings_faults_and_links_to_every_game(
     game.eval("document.querySelector('#game-0 a').click()")
     game.browser.wait_event("Page.loadEventFired", game.session)
     assert game.eval("location.pathname").endswith("/viewer/g000000-a1.html")
+    assert game.text("#hand-title").startswith("Game 1, hand 1")  # the row said game 1
     # One bot, one name: the replay page names the bots as the report does (the config's
     # names); what a bot called itself is a detail.
     assert game.text("#title") == f"{seats[0]} vs {seats[1]}"
