@@ -353,6 +353,16 @@ def _estimate(
     )
 
 
+def perfect_units_needed(tail: float = TAIL) -> int:
+    """The fewest units, all won, whose one-sided bound (:func:`_estimate`'s
+    elo_bound(tail^(1/n))) is above 0: the smallest n with tail^(1/n) > 1/2 (6 at 2.5%).
+
+    >>> perfect_units_needed(), elo_bound(TAIL ** (1 / 5)) < 0 < elo_bound(TAIL ** (1 / 6))
+    (6, True)
+    """
+    return math.floor(math.log(tail) / math.log(0.5)) + 1
+
+
 def estimate_pairs(p: Pentanomial) -> EloEstimate:
     """Elo, 95% interval and LOS from duplicate pairs (the pair is the unit).
 
