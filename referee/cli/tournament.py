@@ -144,6 +144,9 @@ async def _play_tournament(
     except (ValueError, StoreError) as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
+    if progress.done >= progress.total:
+        print(nothing_left_text(config.name, out, spectating is not None), file=sys.stderr,
+              flush=True)  # fmt: skip
     stop = asyncio.Event()
     remotes = [b.name for b in config.bots if b.command is None]
     on_game: Callable[[GameOutcome], None] = progress.on_game
@@ -218,6 +221,18 @@ async def _play_tournament(
         print("interrupted: run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK
+
+
+def nothing_left_text(name: str, out: Path, spectating: bool) -> str:
+    """What a run says when every game of its schedule is already recorded (a second run of
+    the same command): there is nothing to play, so a live page would close at once."""
+    text = f"gin-referee: every game of {name} is already recorded in {out}: nothing left to play"
+    if spectating:
+        text += (
+            "; the live page closes with this run. To watch a new run, give a new --out "
+            f"directory (or a new [tournament] name); to see this one: gin-referee report {out}"
+        )
+    return text
 
 
 def failed_text(failed: dict[int, str]) -> str:
