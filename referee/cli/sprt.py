@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
+from typing import TextIO
 
 from referee.cli.tournament import failed_text, run_with_signals
 from referee.match import FaultPolicy, TimeControl
@@ -29,6 +31,48 @@ def _sprt(args: argparse.Namespace, pairs: Pentanomial) -> SprtResult:
                       min_pairs=args.min_pairs, elo_model=args.elo_model)  # fmt: skip
 
 
+PROGRESS_PAIRS, PROGRESS_SECONDS = 10, 10.0
+"""Without a terminal, a progress line every this many pairs, or sooner once this many
+seconds have passed since the last one (at a pair's end)."""
+
+
+class SprtProgress:
+    """Progress lines on ``stream`` (stdout): redrawn in place after every pair on a terminal;
+    otherwise a plain line (no carriage return) every :data:`PROGRESS_PAIRS` pairs or
+    :data:`PROGRESS_SECONDS` seconds, so a redirected run's log shows the test advancing."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty()
+        self.clock = time.monotonic
+        self.last_at = self.clock()
+        self.last_pairs = 0
+        self.drawn = False
+
+    def pair(self, pairs: Pentanomial, result: SprtResult) -> None:
+        """A pair is complete: print where the test stands, when due."""
+        now = self.clock()
+        due = (
+            pairs.pairs - self.last_pairs >= PROGRESS_PAIRS
+            or now - self.last_at >= PROGRESS_SECONDS
+        )
+        if not (self.tty or due):
+            return
+        self.last_at, self.last_pairs = now, pairs.pairs
+        line = (f"sprt: {pairs.games} games ({pairs.pairs} pairs), pentanomial {pairs.counts}, "
+                f"score {pairs.mean:.3f}, LLR {result.llr:.2f} (bounds {result.lower_bound:.2f}, "
+                f"{result.upper_bound:.2f})")  # fmt: skip
+        self.stream.write(f"\r{line}\x1b[K" if self.tty else line + "\n")
+        self.drawn = self.tty
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the in-place line on a terminal, before the verdict."""
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
 class _SprtTracker:
     """Accumulates complete duplicate pairs and stops the run once the test decides."""
 
@@ -39,6 +83,8 @@ class _SprtTracker:
         self.pairs = Pentanomial((0, 0, 0, 0, 0))
         """The complete pairs so far (counted once each: the test runs at every pair)."""
         self.result: SprtResult | None = None
+        self.progress: SprtProgress | None = None
+        """Told of each pair once the run plays (not while a resumed run's games are counted)."""
 
     def resume_from(self, out: Path) -> None:
         """Count the games an earlier, interrupted run of the same test already finished, in
@@ -71,6 +117,8 @@ class _SprtTracker:
         if len(self.halves[index]) == 2:
             self.pairs = self.pairs.add(sum(self.halves.pop(index)))
             self.result = _sprt(self.args, self.pairs)
+            if self.progress is not None:
+                self.progress.pair(self.pairs, self.result)
             if self.result.verdict != "continue":
                 self.stop.set()
 
@@ -132,6 +180,7 @@ async def run_sprt(args: argparse.Namespace) -> int:
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
+    tracker.progress = SprtProgress()
     # If an earlier run already decided, ``stop`` is set and no game is started.
     # Its TCP endpoint serves no one (the bots use the private ipc one): a throw-away pair.
     run = TournamentRun(
@@ -142,6 +191,8 @@ async def run_sprt(args: argparse.Namespace) -> int:
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        tracker.progress.close()
     result = tracker.result
     pairs = tracker.pairs
     decided = result is not None and result.verdict != "continue"
