@@ -238,7 +238,7 @@ def nothing_left_text(name: str, out: Path, spectating: bool) -> str:
 def failed_text(failed: dict[int, str]) -> str:
     """What a run says about the games a referee bug ended (they stay unplayed)."""
     lines = [f"gin-referee: {len(failed)} game(s) not played because of a referee error:"]
-    lines += [f"  game {game}: {error}" for game, error in sorted(failed.items())]
+    lines += [f"  game {game + 1} (g{game:06d}): {error}" for game, error in sorted(failed.items())]
     lines.append("run the same command again to retry them")
     return "\n".join(lines)
 
