@@ -32,45 +32,34 @@ def _sprt(args: argparse.Namespace, pairs: Pentanomial) -> SprtResult:
 
 
 PROGRESS_PAIRS, PROGRESS_SECONDS = 10, 10.0
-"""Without a terminal, a progress line every this many pairs, or sooner once this many
-seconds have passed since the last one (at a pair's end)."""
+"""A progress line every this many pairs, or sooner once this many seconds have passed since
+the last one (at a pair's end)."""
 
 
 class SprtProgress:
-    """Progress lines on ``stream`` (stdout): redrawn in place after every pair on a terminal;
-    otherwise a plain line (no carriage return) every :data:`PROGRESS_PAIRS` pairs or
-    :data:`PROGRESS_SECONDS` seconds, so a redirected run's log shows the test advancing."""
+    """Plain progress lines on ``stream`` (stdout; no carriage return, so a redirected run's
+    log shows the test advancing too): where the test stands, every :data:`PROGRESS_PAIRS`
+    pairs or :data:`PROGRESS_SECONDS` seconds. Its :meth:`on_game` passes each game on to the
+    tracker (a resumed run's games, counted by the tracker alone, print nothing)."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, tracker: _SprtTracker, stream: TextIO | None = None) -> None:
+        self.tracker = tracker
         self.stream = stream or sys.stdout
-        self.tty = self.stream.isatty()
-        self.clock = time.monotonic
-        self.last_at = self.clock()
-        self.last_pairs = 0
-        self.drawn = False
+        self.last_at = time.monotonic()
+        self.last_pairs = tracker.pairs.pairs
 
-    def pair(self, pairs: Pentanomial, result: SprtResult) -> None:
-        """A pair is complete: print where the test stands, when due."""
-        now = self.clock()
-        due = (
-            pairs.pairs - self.last_pairs >= PROGRESS_PAIRS
-            or now - self.last_at >= PROGRESS_SECONDS
-        )
-        if not (self.tty or due):
+    def on_game(self, outcome: GameOutcome) -> None:
+        """Account the game; print a line when a pair completes and one is due."""
+        self.tracker.on_game(outcome)
+        pairs, result, now = self.tracker.pairs, self.tracker.result, time.monotonic()
+        if result is None or pairs.pairs == self.last_pairs:
+            return
+        if pairs.pairs - self.last_pairs < PROGRESS_PAIRS and now - self.last_at < PROGRESS_SECONDS:
             return
         self.last_at, self.last_pairs = now, pairs.pairs
-        line = (f"sprt: {pairs.games} games ({pairs.pairs} pairs), pentanomial {pairs.counts}, "
-                f"score {pairs.mean:.3f}, LLR {result.llr:.2f} (bounds {result.lower_bound:.2f}, "
-                f"{result.upper_bound:.2f})")  # fmt: skip
-        self.stream.write(f"\r{line}\x1b[K" if self.tty else line + "\n")
-        self.drawn = self.tty
-        self.stream.flush()
-
-    def close(self) -> None:
-        """End the in-place line on a terminal, before the verdict."""
-        if self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
+        print(f"sprt: {pairs.games} games ({pairs.pairs} pairs), pentanomial {pairs.counts}, "
+              f"score {pairs.mean:.3f}, LLR {result.llr:.2f} (bounds {result.lower_bound:.2f}, "
+              f"{result.upper_bound:.2f})", file=self.stream, flush=True)  # fmt: skip
 
 
 class _SprtTracker:
@@ -83,8 +72,6 @@ class _SprtTracker:
         self.pairs = Pentanomial((0, 0, 0, 0, 0))
         """The complete pairs so far (counted once each: the test runs at every pair)."""
         self.result: SprtResult | None = None
-        self.progress: SprtProgress | None = None
-        """Told of each pair once the run plays (not while a resumed run's games are counted)."""
 
     def resume_from(self, out: Path) -> None:
         """Count the games an earlier, interrupted run of the same test already finished, in
@@ -117,8 +104,6 @@ class _SprtTracker:
         if len(self.halves[index]) == 2:
             self.pairs = self.pairs.add(sum(self.halves.pop(index)))
             self.result = _sprt(self.args, self.pairs)
-            if self.progress is not None:
-                self.progress.pair(self.pairs, self.result)
             if self.result.verdict != "continue":
                 self.stop.set()
 
@@ -180,19 +165,16 @@ async def run_sprt(args: argparse.Namespace) -> int:
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
-    tracker.progress = SprtProgress()
     # If an earlier run already decided, ``stop`` is set and no game is started.
     # Its TCP endpoint serves no one (the bots use the private ipc one): a throw-away pair.
     run = TournamentRun(
-        config, args.out, stop=stop, on_game=tracker.on_game, curve=KeyPair.generate()
+        config, args.out, stop=stop, on_game=SprtProgress(tracker).on_game, curve=KeyPair.generate()
     )
     try:
         interrupted = await run_with_signals(run, stop)
     except StoreError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
-    finally:
-        tracker.progress.close()
     result = tracker.result
     pairs = tracker.pairs
     decided = result is not None and result.verdict != "continue"

@@ -73,9 +73,6 @@ def run_feed(args: argparse.Namespace, record: Path) -> int:
         return _usage(ValueError("--feed needs --seat 0 or --seat 1"))
     if args.hand is not None and args.game is None:
         return _usage(ValueError("--hand needs --game"))
-    for flag, number in (("--game", args.game), ("--hand", args.hand)):
-        if number is not None and number < 1:
-            return _usage(ValueError(f"{flag} counts from 1, as replay prints: not {number}"))
     problem = unreadable(record)
     if problem is not None:
         return _usage(ValueError(problem))
@@ -86,13 +83,7 @@ def run_feed(args: argparse.Namespace, record: Path) -> int:
     assert spec.command is not None
     try:
         report = asyncio.run(
-            feed_record(
-                record,
-                args.seat,
-                spec.command,
-                game=None if args.game is None else args.game - 1,
-                hand=None if args.hand is None else args.hand - 1,
-            )
+            feed_record(record, args.seat, spec.command, game=args.game, hand=args.hand)
         )
     except RecordError as err:
         print(f"record cannot be fed: {err}", file=sys.stderr)

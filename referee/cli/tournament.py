@@ -127,6 +127,18 @@ async def serve_live(
     return True
 
 
+def nothing_left_text(name: str, out: Path, spectating: bool) -> str:
+    """What a run says when every game of its schedule is already recorded (a second run of
+    the same command): there is nothing to play, so a live page would close at once."""
+    text = f"gin-referee: every game of {name} is already recorded in {out}: nothing left to play"
+    if spectating:
+        text += (
+            "; the live page closes with this run. To watch a new run, give a new --out "
+            f"directory (or a new [tournament] name); to see this one: gin-referee report {out}"
+        )
+    return text
+
+
 async def _play_tournament(
     args: argparse.Namespace,
     config: TournamentConfig,
@@ -221,18 +233,6 @@ async def _play_tournament(
         print("interrupted: run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_OK
-
-
-def nothing_left_text(name: str, out: Path, spectating: bool) -> str:
-    """What a run says when every game of its schedule is already recorded (a second run of
-    the same command): there is nothing to play, so a live page would close at once."""
-    text = f"gin-referee: every game of {name} is already recorded in {out}: nothing left to play"
-    if spectating:
-        text += (
-            "; the live page closes with this run. To watch a new run, give a new --out "
-            f"directory (or a new [tournament] name); to see this one: gin-referee report {out}"
-        )
-    return text
 
 
 def failed_text(failed: dict[int, str]) -> str:
