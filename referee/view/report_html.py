@@ -76,7 +76,7 @@ def _standings(run: RunData) -> str:
 
 def _rating_figure(run: RunData) -> str:
     """The plot of the ratings, or, when no bot has one, why in words (an empty axis says
-    nothing); the caption mentions arrows only when an interval has an open end."""
+    nothing); the caption mentions arrows only when one is drawn, dots only when one is not."""
     bots = run.standings.bots
     if all(b.rating is None for b in bots):
         if not any(b.games for b in bots):
@@ -98,11 +98,12 @@ def _rating_figure(run: RunData) -> str:
         r is not None and any(end is None or not math.isfinite(end) for end in (lo, hi))
         for _, r, lo, hi in rows
     )
-    arrows = " An arrow marks an interval without an end on that side." if open_end else ""
+    notes = " An arrow marks an interval without an end on that side." if open_end else ""
+    if any(r is None for _, r, _, _ in rows):
+        notes += " A bot without a rating (n/a) has no dot."
     return (
         f'<figure class="plot">{rating_plot(rows)}<figcaption>Rating (Elo, 0 is the field\'s '
-        f"mean) with its 95% interval; a bot without a rating has no dot.{arrows}"
-        "</figcaption></figure>"
+        f"mean) with its 95% interval.{notes}</figcaption></figure>"
     )
 
 

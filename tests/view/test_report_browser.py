@@ -219,7 +219,7 @@ def test_the_rating_plot_draws_every_rating(
     assert labels == [b.name for b in standings.bots]
     caption = page.text("figure.plot figcaption")
     assert caption.startswith("Rating (Elo, 0 is the field's mean) with its 95% interval")
-    assert "arrow" not in caption
+    assert "arrow" not in caption and "no dot" not in caption
     page.screenshot(shots / "report-ratings.png")
 
 
