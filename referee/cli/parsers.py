@@ -376,13 +376,6 @@ def add_check_command(sub: Any) -> None:
     _bot_options(c)
 
 
-def _from_one(text: str) -> int:
-    """A game or hand as typed, from 1 as ``replay`` prints it: the record's index (from 0)."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"counts from 1, as replay prints: not {text!r}")
-    return int(text) - 1
-
-
 def add_feed_options(r: argparse.ArgumentParser) -> None:
     """Add ``--feed``, ``--seat``, ``--game``, ``--hand`` to the ``replay`` parser."""
     r.add_argument(
@@ -393,7 +386,7 @@ def add_feed_options(r: argparse.ArgumentParser) -> None:
         "its replies with the recorded ones",
     )
     r.add_argument("--seat", type=int, choices=(0, 1), default=None, help="with --feed")
-    r.add_argument("--game", type=_from_one, default=None, help="with --feed: this game (from 1)")
-    r.add_argument("--hand", type=_from_one, default=None, help="with --feed: this hand (from 1)")
+    r.add_argument("--game", type=int, default=None, help="with --feed: this game (from 1)")
+    r.add_argument("--hand", type=int, default=None, help="with --feed: this hand (from 1)")
     r.add_argument("--json", action="store_true", help="with --feed: print JSON")
     _bot_options(r)

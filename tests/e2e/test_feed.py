@@ -113,7 +113,9 @@ def test_cli(record: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fed = [line for line in text.splitlines() if line.startswith("   g")]
     assert fed and all(line.startswith("   g2 h") for line in fed), text
     assert main(["replay", str(record), "--seat", "0", "--feed", GREEDY, "--game", "0"]) == 2
-    assert "argument --game: counts from 1, as replay prints: not '0'" in capsys.readouterr().err
+    assert "--game and --hand count from 1, as replay prints them" in capsys.readouterr().err
+    args = ["replay", str(record), "--seat", "0", "--feed", GREEDY, "--game", "1", "--hand", "0"]
+    assert main(args) == 2
     code = main(["replay", str(record), "--seat", "0", "--feed", FIRST_LEGAL, "--game", "1"])
     text = capsys.readouterr().out
     assert code == 1 and "first divergence: game 1 hand " in text, text
