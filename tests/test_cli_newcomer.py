@@ -1,5 +1,5 @@
 """What a newcomer meets first: a bot that cannot start, a reused ``--out``, ``demo`` run
-twice, ``replay``'s numbering and names, ``sprt --help``."""
+twice, ``replay``'s numbering (from 1) and names, ``sprt --help``."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ def test_a_bot_that_cannot_start_exits_3_and_its_error_is_shown(
     (line,) = [line for line in out.splitlines() if line.startswith("  fault:")]
     assert line.endswith("No module named no_such_bot_module"), line
     assert "startup" in line and "Traceback" not in line
+    assert "Python module 'no_such_bot_module' not found" in line and "activate the venv" in line
 
 
 def test_reusing_out_is_refused_and_the_earlier_run_is_kept(
@@ -52,7 +53,7 @@ def test_demo_twice_writes_two_directories(
     assert f"record: {Path('runs/demo-2/match.jsonl')}" in out
 
 
-def test_replay_numbers_from_zero_and_names_the_bots_as_given_their_hello_a_detail(
+def test_replay_numbers_from_one_and_names_the_bots_as_given_their_hello_a_detail(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["match", GREEDY, RANDOM, "--games", "1", "--seed", "2", "--out", str(tmp_path)]
@@ -60,8 +61,9 @@ def test_replay_numbers_from_zero_and_names_the_bots_as_given_their_hello_a_deta
     capsys.readouterr()
     assert main(["replay", str(tmp_path / "match.jsonl")]) == 0
     out = capsys.readouterr().out
-    assert "numbered from 0, as in the protocol and the record" in out
-    assert "game 0 hand 0: " in out and "game 1 " not in out
+    assert "numbered from 1, as on the replay pages; the record counts from 0" in out
+    assert "game 1 hand 1: " in out and "game 1: " in out
+    assert "game 0" not in out and "hand 0" not in out and "game 2 " not in out
     assert "greedy_bot calls itself greedy-bot" in out and "random_bot: " in out
     assert "sample_bots" not in out
 

@@ -44,6 +44,7 @@ from referee.tournament.ladder import (
     ladder_board,
     leaderboard_text,
     load_ladder,
+    missing_files,
     resolve_command,
 )
 from referee.tournament.store import StoreError, is_url, open_store
@@ -244,6 +245,10 @@ def run_ladder_admin(args: argparse.Namespace) -> int:
                 raise LadderError("give --command CMD (a local entrant) or --remote")
             if args.command_line is not None and args.remote:
                 raise LadderError("--command and --remote: an entrant is one or the other")
+            missing = missing_files(args.command_line or "", Path.cwd())
+            if missing:  # before the store exists: nothing is recorded
+                where = f"relative to {Path.cwd()}, where the entrant's paths are resolved"
+                raise LadderError(f"--command: no such file: {', '.join(missing)} ({where})")
             if args.dir is not None:
                 private_dir(args.dir)
         _check_ladder(location, name)

@@ -394,7 +394,7 @@ def add_feed_options(r: argparse.ArgumentParser) -> None:
         "its replies with the recorded ones",
     )
     r.add_argument("--seat", type=int, choices=(0, 1), default=None, help="with --feed")
-    r.add_argument("--game", type=int, default=None, help="with --feed: only this game")
-    r.add_argument("--hand", type=int, default=None, help="with --feed: only this hand")
+    r.add_argument("--game", type=int, default=None, help="with --feed: this game (from 1)")
+    r.add_argument("--hand", type=int, default=None, help="with --feed: this hand (from 1)")
     r.add_argument("--json", action="store_true", help="with --feed: print JSON")
     _bot_options(r)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
+from typing import TextIO
 
 from referee.cli.tournament import failed_text, no_start, run_with_signals
 from referee.match import FaultPolicy, TimeControl
@@ -27,6 +29,37 @@ EXIT_OK, EXIT_USAGE, EXIT_NO_START, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 3, 7
 def _sprt(args: argparse.Namespace, pairs: Pentanomial) -> SprtResult:
     return sprt_pairs(pairs, elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta,
                       min_pairs=args.min_pairs, elo_model=args.elo_model)  # fmt: skip
+
+
+PROGRESS_PAIRS, PROGRESS_SECONDS = 10, 10.0
+"""A progress line every this many pairs, or sooner once this many seconds have passed since
+the last one (at a pair's end)."""
+
+
+class SprtProgress:
+    """Plain progress lines on ``stream`` (stdout; no carriage return, so a redirected run's
+    log shows the test advancing too): where the test stands, every :data:`PROGRESS_PAIRS`
+    pairs or :data:`PROGRESS_SECONDS` seconds. Its :meth:`on_game` passes each game on to the
+    tracker (a resumed run's games, counted by the tracker alone, print nothing)."""
+
+    def __init__(self, tracker: _SprtTracker, stream: TextIO | None = None) -> None:
+        self.tracker = tracker
+        self.stream = stream or sys.stdout
+        self.last_at = time.monotonic()
+        self.last_pairs = tracker.pairs.pairs
+
+    def on_game(self, outcome: GameOutcome) -> None:
+        """Account the game; print a line when a pair completes and one is due."""
+        self.tracker.on_game(outcome)
+        pairs, result, now = self.tracker.pairs, self.tracker.result, time.monotonic()
+        if result is None or pairs.pairs == self.last_pairs:
+            return
+        if pairs.pairs - self.last_pairs < PROGRESS_PAIRS and now - self.last_at < PROGRESS_SECONDS:
+            return
+        self.last_at, self.last_pairs = now, pairs.pairs
+        print(f"sprt: {pairs.games} games ({pairs.pairs} pairs), pentanomial {pairs.counts}, "
+              f"score {pairs.mean:.3f}, LLR {result.llr:.2f} (bounds {result.lower_bound:.2f}, "
+              f"{result.upper_bound:.2f})", file=self.stream, flush=True)  # fmt: skip
 
 
 class _SprtTracker:
@@ -152,7 +185,7 @@ async def run_sprt(args: argparse.Namespace) -> int:
     # If an earlier run already decided, ``stop`` is set and no game is started.
     # Its TCP endpoint serves no one (the bots use the private ipc one): a throw-away pair.
     run = TournamentRun(
-        config, args.out, stop=stop, on_game=tracker.on_game, curve=KeyPair.generate()
+        config, args.out, stop=stop, on_game=SprtProgress(tracker).on_game, curve=KeyPair.generate()
     )
     try:
         interrupted = await run_with_signals(run, stop)

@@ -74,6 +74,9 @@ def run_feed(args: argparse.Namespace, record: Path) -> int:
         return _usage(ValueError("--feed needs --seat 0 or --seat 1"))
     if args.hand is not None and args.game is None:
         return _usage(ValueError("--hand needs --game"))
+    if any(n is not None and n < 1 for n in (args.game, args.hand)):  # as replay prints them
+        return _usage(ValueError("--game and --hand count from 1, as replay prints them"))
+    args.game, args.hand = (None if n is None else n - 1 for n in (args.game, args.hand))
     problem = unreadable(record)
     if problem is not None:
         return _usage(ValueError(problem))

@@ -138,6 +138,18 @@ async def serve_live(
     return True
 
 
+def nothing_left_text(name: str, out: Path, spectating: bool) -> str:
+    """What a run says when every game of its schedule is already recorded (a second run of
+    the same command): there is nothing to play, so a live page would close at once."""
+    text = f"gin-referee: every game of {name} is already recorded in {out}: nothing left to play"
+    if spectating:
+        text += (
+            "; the live page closes with this run. To watch a new run, give a new --out "
+            f"directory (or a new [tournament] name); to see this one: gin-referee report {out}"
+        )
+    return text
+
+
 async def _play_tournament(
     args: argparse.Namespace,
     config: TournamentConfig,
@@ -155,6 +167,9 @@ async def _play_tournament(
     except (ValueError, StoreError) as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
+    if progress.done >= progress.total:
+        print(nothing_left_text(config.name, out, spectating is not None), file=sys.stderr,
+              flush=True)  # fmt: skip
     stop = asyncio.Event()
     remotes = [b.name for b in config.bots if b.command is None]
     on_game: Callable[[GameOutcome], None] = progress.on_game
@@ -275,7 +290,7 @@ def unstarted_text(out: Path, location: str | None, name: str) -> str:
 def failed_text(failed: dict[int, str]) -> str:
     """What a run says about the games a referee bug ended (they stay unplayed)."""
     lines = [f"gin-referee: {len(failed)} game(s) not played because of a referee error:"]
-    lines += [f"  game {game}: {error}" for game, error in sorted(failed.items())]
+    lines += [f"  game {game + 1} (g{game:06d}): {error}" for game, error in sorted(failed.items())]
     lines.append("run the same command again to retry them")
     return "\n".join(lines)
 

@@ -108,7 +108,8 @@ async def run_worker(args: argparse.Namespace) -> int:
     print(f"worker {run.owner}: stopped ({location})", file=sys.stderr)
     if run.failed:  # referee bugs: those games stay unplayed (another runner may try them)
         for game, error in sorted(run.failed.items()):
-            print(f"gin-referee: game {game} not played (referee error): {error}", file=sys.stderr)
+            print(f"gin-referee: game {game + 1} (g{game:06d}) not played (referee error): {error}",
+                  file=sys.stderr)  # fmt: skip
         return EXIT_INTERNAL
     if ladder is not None:  # a ladder never ends: being stopped is how its worker ends
         return EXIT_OK

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.live.public import PublicHand
+from referee.live.stream import sse
 from referee.rules import RuleSet
 from referee.view.replay_data import Clocks
 
@@ -61,3 +62,18 @@ class LiveGame:
             "at": None,
         }
         return cls(match_id, meta, RuleSet.from_dict(header["rules"]), header.get("deal_id"))
+
+    def hand_events(self, key: str) -> list[bytes]:
+        """Hand ``key``'s events as a new spectator gets them: its ``hand`` event, its steps."""
+        return [self.hands[key], *self.steps.get(key, ())]
+
+    def events(self, *, hands: bool) -> list[bytes]:
+        """The game's events for a new spectator: its ``match`` event in full, then, with
+        ``hands`` (the game it watches), every hand's."""
+        if not self.meta_bytes:
+            self.meta_bytes = sse("match", {"id": self.id, "data": self.meta})
+        return [self.meta_bytes, *(e for key in self.hands if hands for e in self.hand_events(key))]
+
+    def last_hand(self) -> bytes:
+        """The events of its latest hand (nothing before the first hand)."""
+        return b"".join(self.hand_events(next(reversed(self.hands)))) if self.hands else b""

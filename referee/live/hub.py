@@ -14,7 +14,9 @@ the card delay). Every spectator is sent the light events:
   json`` the page shows), at most every ``standings_seconds``;
 - ``drop``: a finished game leaves the page (only the last ``keep_finished`` are kept);
 - ``over``: the tournament has ended (``complete``: every game was played) and the stream ends;
-  the page stops reconnecting.
+  the page stops reconnecting. Just before it, each stream gets the last hand of every other
+  game on the page (a ``hand``, with its steps: the referee is about to go, and the page could
+  no longer load them), if they fill at most half the room its queue has left.
 
 A spectator watching a game (:meth:`subscribe` with ``game``: the one its page shows) is also
 sent that game's hands, and no other's (a hand in full is 5 to 25 KB: sent to every spectator,
@@ -52,6 +54,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from referee.live.fields import LEADERBOARD_ROWS, leaderboard_page, standings_page
 from referee.live.game import LiveGame
 from referee.live.public import PublicHand, packed
 from referee.live.stream import LiveConfig, Spectator, TooManySpectators, sse
@@ -59,19 +62,11 @@ from referee.live.withheld import Withheld
 from referee.match import Observer
 from referee.view.replay_data import Clocks
 
-__all__ = ["LiveConfig", "LiveHub", "Spectator", "TooManySpectators", "sse"]
+__all__ = ["LEADERBOARD_ROWS", "LiveConfig", "LiveHub", "Spectator", "TooManySpectators", "sse"]
 
 LOGGER = logging.getLogger(__name__)
 _GAME_KEYS = ("game", "winner", "how", "forfeit", "scores", "hands_won", "totals")
 _END_KEYS = ("winner", "reason", "interrupted", "games_played", "games_won", "points")
-_STANDINGS_KEYS = ("games_done", "games_total")
-_BOARD_KEYS = ("ladder", "sorted_by", "pairs_rated", "games")
-_PLAYER_KEYS = ("rank", "player", "entrant", "version", "status", "mu", "sigma", "rank_value",
-                "pairs", "games", "wins", "draws", "losses", "elo")  # fmt: skip
-LEADERBOARD_ROWS = 200
-"""Players the page's leaderboard shows (the best by rank; ``/leaderboard.json`` has all)."""
-_BOT_KEYS = ("name", "games", "wins", "draws", "losses", "score", "rating", "rating_low",
-             "rating_high", "faults")  # fmt: skip
 
 
 class LiveHub:
@@ -125,12 +120,7 @@ class LiveHub:
         self.peak = max(self.peak, len(self.spectators))
         parts = [sse("config", {"delay": self.config.delay}), self.standings, self.leaderboard]
         for match in self.matches.values():
-            if not match.meta_bytes:
-                match.meta_bytes = sse("match", {"id": match.id, "data": match.meta})
-            parts.append(match.meta_bytes)
-            for hand, data in match.hands.items() if match.id == game else ():
-                parts.append(data)
-                parts.extend(match.steps.get(hand, ()))
+            parts += match.events(hands=match.id == game)
         parts.append(self.over)
         return b"".join(parts)
 
@@ -213,9 +203,7 @@ class LiveHub:
         """Publish new standings (the fields the page shows), at most every
         ``standings_seconds``: newer ones wait for the rest of that time, replacing any that
         waited."""
-        page = {key: standings.get(key) for key in _STANDINGS_KEYS}
-        page["bots"] = [{k: bot.get(k) for k in _BOT_KEYS} for bot in standings.get("bots", [])]
-        self._standings_due = page
+        self._standings_due = standings_page(standings)
         if self._standings_timer is not None:
             return
         loop = asyncio.get_running_loop()
@@ -230,15 +218,7 @@ class LiveHub:
         if self.closed:
             return
         self.leaderboard_json = json.dumps(board, separators=(",", ":")).encode()
-        page = {key: board.get(key) for key in _BOARD_KEYS}
-        rows = board.get("players", [])[:LEADERBOARD_ROWS]
-        page["players"] = [{k: row.get(k) for k in _PLAYER_KEYS} for row in rows]
-        page["shown"], page["total"] = len(rows), len(board.get("players", []))
-        page["entrants"] = [
-            {k: e.get(k) for k in ("entrant", "best", "latest")}
-            for e in board.get("entrants", [])[:LEADERBOARD_ROWS]
-        ]
-        self.leaderboard = self._publish("leaderboard", page)
+        self.leaderboard = self._publish("leaderboard", leaderboard_page(board))
 
     def _send_standings(self) -> None:
         self._standings_timer = None
@@ -281,6 +261,11 @@ class LiveHub:
         if self._standings_timer is not None:
             self._standings_timer.cancel()
             self._send_standings()
+        self.flush(steps_only=True)
+        for spectator in list(self.spectators):  # the page's other games: see ``over`` above
+            last = b"".join(m.last_hand() for m in self.matches.values() if m.id != spectator.game)
+            if len(last) <= spectator.room // 2:
+                spectator.push(last)
         self.over = self._publish("over", {"complete": complete})
 
     def close(self) -> None:

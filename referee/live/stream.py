@@ -91,6 +91,11 @@ class Spectator:
         self.ending = False
         """Set when the hub closed: the stream ends after what is queued."""
 
+    @property
+    def room(self) -> int:
+        """The bytes it can still be sent before it would be dropped."""
+        return self._limit - self._size
+
     def push(self, data: bytes) -> bool:
         """Queue ``data``; False (and dropped) if that would exceed the limit."""
         if self.dropped:

@@ -1,7 +1,8 @@
 """A seat's bot: its spec (a command line or a remote seat), its start with the referee's
 environment (endpoint, token, seed, CURVE keys), its watch (an exit before the seat is done is
-a crash fault) and what its fault quotes of its stderr. :mod:`referee.match.runner` plays a
-match with these; ``check`` and ``replay --feed`` start their bots with them too.
+a crash fault) and what its fault quotes of its stderr (:mod:`referee.net.stderr`).
+:mod:`referee.match.runner` plays a match with these; ``check`` and ``replay --feed`` start
+their bots with them too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from referee.match.faults import FaultKind
 from referee.net import sandbox
 from referee.net.sandbox import SandboxLevel
 from referee.net.spawn import BotCommand, BotStartError
+from referee.net.stderr import quote_stderr, start_hint
 
 if TYPE_CHECKING:
     from referee.match.seat import SeatLink
@@ -28,7 +30,6 @@ __all__ = [
     "command_name",
     "curve_env",
     "curve_transport",
-    "last_lines",
     "local_bot_keys",
     "referee_env",
     "sandbox_level",
@@ -229,24 +230,11 @@ async def watch_bot(link: SeatLink, process: BotProcess) -> None:
         detail = process.exit_hint()
         if not link.connected.done():
             detail += " before saying hello"
-        tail = last_lines(process.stderr_tail(4096))
+        stderr = process.stderr_tail(4096)
+        hint = start_hint(process.returncode, stderr)
+        if hint is not None:
+            detail += f"; {hint}"
+        tail = quote_stderr(stderr)
         if tail:
             detail += f"; last stderr: {tail}"
         link.record_fault(FaultKind.CRASH, detail)
-
-
-STDERR_LINES, STDERR_CHARS = 3, 300
-"""How much of a dead bot's stderr its fault names: the last lines, where the error is (a
-Python traceback ends with the exception), not the traceback's head."""
-
-
-def last_lines(text: str, lines: int = STDERR_LINES, chars: int = STDERR_CHARS) -> str:
-    """The last ``lines`` non-blank lines of ``text``, joined with `` | ``, cut to their last
-    ``chars`` characters.
-
-    >>> last_lines("Traceback (most recent call last):\\n  File x\\nImportError: no foo\\n", 2)
-    'File x | ImportError: no foo'
-    """
-    kept = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
-    joined = " | ".join(kept)
-    return joined if len(joined) <= chars else "..." + joined[-chars:]

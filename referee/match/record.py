@@ -196,7 +196,9 @@ def replay_record(
     _check(rules.rules_hash == header.get("rules_hash"), path, number, "rules hash mismatch")
     report = ReplayReport(header=header)
     names = list(header.get("seats", ["seat0", "seat1"]))
-    report.lines.append("(games and hands are numbered from 0, as in the protocol and the record)")
+    report.lines.append(
+        "(games and hands are numbered from 1, as on the replay pages; the record counts from 0)"
+    )
     games: dict[int, Any] = {}
     for number, rec in lines:
         kind = rec["type"]
@@ -263,7 +265,7 @@ def _verify_deals(path: Path, report: ReplayReport, given: bytes | None) -> None
         if derived != deck:
             at = next(i for i, (a, b) in enumerate(zip(deck, derived, strict=True)) if a != b)
             raise RecordError(
-                str(path), number, f"game {game} hand {hand}: the recorded deck is not "
+                str(path), number, f"game {game + 1} hand {hand + 1}: the recorded deck is not "
                 f"the one the deal key derives (position {at}: recorded {DECK[deck[at]]}, "
                 f"derived {DECK[derived[at]]})",
             )  # fmt: skip
@@ -291,7 +293,7 @@ def _replay_hand(
         raise ValueError(f"scores before the hand are {scores}, expected {game.scores}")
     state = deal(rules, deck, dealer=dealer, scores=game.scores)
     report.lines.append(
-        f"game {game_no} hand {hand_no}: {names[dealer]} deals; "
+        f"game {game_no + 1} hand {hand_no + 1}: {names[dealer]} deals; "
         f"{names[0]}: {state.hand(0)} | {names[1]}: {state.hand(1)} | upcard {state.upcard}"
     )
     actions: list[Action] = []
@@ -345,12 +347,12 @@ def _verify_game(
     if rec.get("forfeit") or rec.get("winner") is None or game is None:
         winner = rec.get("winner")
         who = "none" if winner is None else f"seat {winner} ({names[winner]})"
-        report.lines.append(f"game {game_no}: winner {who} ({rec.get('how')})")
+        report.lines.append(f"game {game_no + 1}: winner {who} ({rec.get('how')})")
         return
     if not game.is_over:
-        raise ValueError(f"game {game_no} is recorded as over but no seat reached the target")
+        raise ValueError(f"game {game_no + 1} is recorded as over but no seat reached the target")
     final = final_score(game)
     if list(final.totals) != list(rec["totals"]) or final.winner != rec["winner"]:
         raise ValueError(f"game totals mismatch: replay {final.totals}, record {rec['totals']}")
     who = f"seat {final.winner} ({names[final.winner]})"
-    report.lines.append(f"game {game_no}: {who} wins, totals {final.totals}")
+    report.lines.append(f"game {game_no + 1}: {who} wins, totals {final.totals}")

@@ -264,7 +264,8 @@ def _ids_item(add: Add, links: list[ProbeLink], decisions: list[Decision]) -> No
 
 def _error_item(add: Add, link: ProbeLink, bad: dict[int, str]) -> None:
     if link.error_sent is None:
-        add("error_survived", SKIP, f"not reached: game {link.error_game} was not played")
+        game = "?" if link.error_game is None else link.error_game + 1
+        add("error_survived", SKIP, f"not reached: game {game} was not played")
         return
     stale, after = link.error_sent
     named = [p for p in link.id_problems if f"request {stale} " in p]
@@ -308,7 +309,13 @@ def _hands_item(add: Add, obs: Observed, faults: list[Any], started: bool) -> No
     hands = sum(1 for each in obs.links for _ in {(d.game, d.hand) for d in each.decisions})
     if faults:
         f = faults[0]
-        add("hand_end", FAIL, f"fault {f.kind} in game {f.game} hand {f.hand}: {f.detail[:200]}")
+        where = f"game {f.game + 1}" if f.game >= 0 else "before the first game"
+        where += f" hand {f.hand + 1}" if f.game >= 0 and f.hand >= 0 else ""
+        add(
+            "hand_end",
+            FAIL,
+            f"fault {f.kind} {'' if f.game < 0 else 'in '}{where}: {f.detail[:200]}",
+        )
     elif first.games_played < BATTERY_GAMES:
         text = f"the match stopped after {first.games_played} game(s): {first.reason}"
         add("hand_end", FAIL, text)

@@ -13,7 +13,9 @@ divergence. Its requests have no deadline (a bot may sit in a debugger).
 
 With ``game`` (and ``hand``) only that part is sent to the bot: the other hands are played
 from the record without a word to it (their request ids are used up all the same), and the
-bot gets ``match_start``, that game's (hand's) messages and ``match_end``. A hand the record
+bot gets ``match_start``, that game's (hand's) messages and ``match_end``. ``game`` and ``hand``
+are the record's indexes (from 0); the text this module writes numbers games and hands from 1,
+as ``replay`` and the pages do (its ``--json`` form keeps the record's indexes). A hand the record
 ends with a fault is played up to the fault, which is then recorded again as it was (under
 the ``strike`` policy the default move played for a faulting bot is shown as its recorded
 reply).
@@ -135,7 +137,7 @@ class FeedReport:
                 mark = " *"
             new = "(no reply)" if d.new is None else d.new
             out.append(
-                f"{mark} g{d.game} h{d.hand} #{d.request_id:<4} {d.decision:<12} "
+                f"{mark} g{d.game + 1} h{d.hand + 1} #{d.request_id:<4} {d.decision:<12} "
                 f"{d.recorded:<28} | {new}"
             )
         if first is None:
@@ -143,7 +145,7 @@ class FeedReport:
         else:
             d = self.decisions[first]
             out.append(
-                f"first divergence: game {d.game} hand {d.hand} request {d.request_id}: "
+                f"first divergence: game {d.game + 1} hand {d.hand + 1} request {d.request_id}: "
                 f"recorded {d.recorded}, the bot now says {d.new or '(nothing)'}"
             )
         if self.problem:
@@ -169,7 +171,7 @@ class _Script:
             return None
         who, text, ms = moves[at]
         if who != seat:
-            where = f"game {game} hand {hand}"
+            where = f"game {game + 1} hand {hand + 1}"
             raise RecordError("record", 0, f"{where}: move {at} is not seat {seat}'s")
         self.pos[(game, hand)] = at + 1
         return str(text), float(ms) / 1000
@@ -372,7 +374,7 @@ async def feed_record(
         replay_record(path)
     header, names, script, decks, end = _load(path)
     if game is not None and not any(g == game and hand in (None, h) for g, h in decks):
-        where = f"game {game}" + ("" if hand is None else f" hand {hand}")
+        where = f"game {game + 1}" + ("" if hand is None else f" hand {hand + 1}")
         raise RecordError(str(path), 0, f"the record has no {where}")
     config = _config(header, end, len({g for g, _ in decks}))
     last = max(decks) if decks else (0, 0)

@@ -24,6 +24,7 @@ from referee.tournament.stats import (
     estimate_games,
     estimate_pairs,
     fit_ratings,
+    perfect_units_needed,
 )
 from referee.tournament.store import GameRow
 
@@ -230,23 +231,34 @@ def _csv(x: float | None, decimals: int = 1) -> str:
 def estimate_text(e: EloEstimate, paired: bool = True) -> str:
     """One head-to-head estimate as text: the Elo with its 95% interval and LOS, or what is
     known when there is no estimate (``paired``: the units are duplicate pairs); a sample of
-    fewer than SMALL_SAMPLE games (5 pairs) says it is too few to say much."""
+    fewer than SMALL_SAMPLE games (5 pairs) says it is too few to say much.
+
+    A perfect record says so in words, with its one-sided bound: "won every pair (50 of 50):
+    at least +446 Elo (95%)"; when that bound is not above 0 the record does not yet show the
+    bot is the stronger, and the text says how many perfect units would."""
     unit = "pair" if paired else "game"
     if e.status == "empty":
         return "no complete duplicate pair yet" if unit == "pair" else "no games"
     notes = []
     if e.status == "no finite estimate":
         won = e.upper == math.inf
-        side = f"> {_elo(e.lower)}" if won else f"< {_elo(e.upper)}"
-        text = f"Elo {side}"
-        notes.append(f"95% bound; {'won' if won else 'lost'} every {unit}: no finite estimate")
-    else:
-        assert e.los is not None
-        d = _decimals(e.lower, e.upper)
-        text = (f"Elo {_elo(e.elo, d)} [{_elo(e.lower, d)}, {_elo(e.upper, d)}], "
-                f"LOS {100 * e.los:.1f}%")  # fmt: skip
-        if e.status == "no spread":
-            notes.append(f"every {unit} scored the same")
+        bound = e.lower if won else e.upper
+        verb, n = ("won" if won else "lost"), e.units
+        text = f"{verb} every {unit} ({n} of {n})"
+        if (bound > 0) == won and bound != 0:
+            side = "at least" if won else "at most"
+            return f"{text}: {side} {_elo(bound)} Elo (95%)"
+        need = perfect_units_needed()
+        better = "stronger" if won else "weaker"
+        sign = ">" if won else "<"
+        return (f"{text}, too few to say it is {better} at 95% ({need} of {need} would; "
+                f"the bound is Elo {sign} {_elo(bound)})")  # fmt: skip
+    assert e.los is not None
+    d = _decimals(e.lower, e.upper)
+    text = (f"Elo {_elo(e.elo, d)} [{_elo(e.lower, d)}, {_elo(e.upper, d)}], "
+            f"LOS {100 * e.los:.1f}%")  # fmt: skip
+    if e.status == "no spread":
+        notes.append(f"every {unit} scored the same")
     if e.too_few:
         notes.append(f"{e.units} {unit}{'s' * (e.units > 1)}: too few to say much")
     return text + "".join(f" ({note})" for note in notes)

@@ -11,6 +11,7 @@ that many of them only (the games with faults first, then the latest), unless as
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -64,16 +65,45 @@ def _standings(run: RunData) -> str:
                       for i, c in enumerate(cells))  # fmt: skip
         rows.append(f"<tr>{tds}</tr>")
     ths = "".join(f"<th>{_e(h)}</th>" for h in head)
-    plot = rating_plot(
-        [(b.name, b.rating, b.rating_low, b.rating_high) for b in run.standings.bots]
-    )
     note = run.standings.rating_note
     note_html = f"<p class='note' id='rating-note'>Ratings: {_e(note)}</p>" if note else ""
     return (
         f'<section><h2>Standings</h2><div class="scroll"><table class="standings" id="standings">'
         f"<thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{note_html}"
-        f'<figure class="plot">{plot}<figcaption>Rating (Elo, mean 0) with its 95% interval; an '
-        "arrow marks an interval without an end on that side.</figcaption></figure></section>"
+        f"{_rating_figure(run)}</section>"
+    )
+
+
+def _rating_figure(run: RunData) -> str:
+    """The plot of the ratings, or, when no bot has one, why in words (an empty axis says
+    nothing); the caption mentions arrows only when one is drawn, dots only when one is not."""
+    bots = run.standings.bots
+    if all(b.rating is None for b in bots):
+        if not any(b.games for b in bots):
+            why = "no game has been played yet."
+        else:
+            why = (
+                "when a bot (or a group of bots) took every point against the others, their "
+                "ratings could be any distance apart, so no finite rating fits the games. The "
+                "head-to-head estimates below say what the games do show (a bound). To rank "
+                f"such a field anyway, <code>gin-referee results {_e(str(run.directory))} "
+                "--prior-draws 2</code> adds 2 virtual draws to every pairing played "
+                "(docs/statistics.md)."
+            )
+            if run.standings.rating_hint.startswith("games between"):
+                why = f"{_e(run.standings.rating_hint)}."
+        return f"<p class='note' id='no-rating-plot'>No rating plot: {why}</p>"
+    rows = [(b.name, b.rating, b.rating_low, b.rating_high) for b in bots]
+    open_end = any(
+        r is not None and any(end is None or not math.isfinite(end) for end in (lo, hi))
+        for _, r, lo, hi in rows
+    )
+    notes = " An arrow marks an interval without an end on that side." if open_end else ""
+    if any(r is None for _, r, _, _ in rows):
+        notes += " A bot without a rating (n/a) has no dot."
+    return (
+        f'<figure class="plot">{rating_plot(rows)}<figcaption>Rating (Elo, 0 is the field\'s '
+        f"mean) with its 95% interval.{notes}</figcaption></figure>"
     )
 
 
@@ -138,7 +168,7 @@ def _faults(run: RunData, links: dict[int, str]) -> str:
         for f in faults:
             game_id = int(f.get("game_id", -1))
             hand = f.get("hand")
-            where = _game_link(run, game_id, links, f"game {game_id}")
+            where = _game_link(run, game_id, links, f"game {game_id + 1}")
             if isinstance(hand, int) and hand >= 0:
                 where += f", hand {hand + 1}"
             detail = str(f.get("detail") or "")
@@ -180,7 +210,8 @@ def _games(run: RunData, links: dict[int, str], problems: dict[int, str], over: 
         if gid in problems:
             view = f"<span class='problem' title='{_e(problems[gid])}'>no replay</span>"
         rows.append(
-            f"<tr id='game-{gid}'><td class='num'>{gid}</td><td class='name'>{_e(spec.seat0)}</td>"
+            f"<tr id='game-{gid}'><td class='num' title='record g{gid:06d}'>{gid + 1}</td>"
+            f"<td class='name'>{_e(spec.seat0)}</td>"
             f"<td class='name'>{_e(spec.seat1)}</td><td>{_e(row.status)}</td>"
             f"<td class='name'>{_e(winner or ('draw' if row.status == 'done' else ''))}</td>"
             f"<td class='num'>{_e(score)}</td><td>{_e(result.get('reason', ''))}</td>"

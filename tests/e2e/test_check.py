@@ -171,6 +171,8 @@ async def test_crash_is_reported_with_stderr() -> None:
     report = await check(bad("crash", 2))
     problems = failed(report)
     assert "hand_end" in problems and "crash" in problems["hand_end"], report.lines()
+    # at its second decision: the first hand, numbered from 1 as replay and the pages do
+    assert problems["hand_end"].startswith("fault crash in game 1 hand 1: "), problems
     assert "exit" in problems
 
 

@@ -169,6 +169,8 @@ async def test_startup_quotes_the_last_lines_of_stderr(tmp_path: Path) -> None:
     assert "ModuleNotFoundError: No module named 'no_such_module_for_this_test'" in detail
     assert "Traceback" not in detail and detail.endswith("'no_such_module_for_this_test'")
     assert "last stderr:" in detail and "before saying hello" in detail
+    hint = "; Python module 'no_such_module_for_this_test' not found: run the bot with a python"
+    assert hint in detail and detail.index(hint) < detail.index("last stderr:")
 
 
 @pytest.mark.asyncio

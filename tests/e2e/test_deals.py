@@ -146,7 +146,8 @@ async def test_a_tampered_record_fails_replay_verify_naming_what_is_wrong(
     assert main(["replay", str(swapped), "--verify", "--quiet"]) == 1
     last = [line for line in record(good) if line["type"] == "hand"][-1]
     err = capsys.readouterr().err
-    assert f"game {last['game']} hand {last['hand']}: the recorded deck is not" in err
+    # the record's indexes count from 0, what replay prints from 1
+    assert f"game {last['game'] + 1} hand {last['hand'] + 1}: the recorded deck is not" in err
     assert "position 50" in err
 
     def other_key(lines: list[dict[str, Any]]) -> None:

@@ -106,13 +106,26 @@ def test_cli(record: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["replay", str(record), "--seat", "0", "--feed", FIRST_LEGAL, "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["first_divergence"] == first_legal_divergence(record, 0)
-    code = main(["replay", str(record), "--seat", "0", "--feed", GREEDY, "--game", "0"])
+    code = main(["replay", str(record), "--seat", "0", "--feed", GREEDY, "--game", "2"])
     text = capsys.readouterr().out
     assert code == 0 and "no divergence" in text, text
+    # --game counts from 1, as replay prints: the second game is the record's game 1
+    fed = [line for line in text.splitlines() if line.startswith("   g")]
+    assert fed and all(line.startswith("   g2 h") for line in fed), text
+    assert main(["replay", str(record), "--seat", "0", "--feed", GREEDY, "--game", "0"]) == 2
+    assert "--game and --hand count from 1, as replay prints them" in capsys.readouterr().err
+    args = ["replay", str(record), "--seat", "0", "--feed", GREEDY, "--game", "1", "--hand", "0"]
+    assert main(args) == 2
+    code = main(["replay", str(record), "--seat", "0", "--feed", FIRST_LEGAL, "--game", "1"])
+    text = capsys.readouterr().out
+    assert code == 1 and "first divergence: game 1 hand " in text, text
     assert main(["replay", str(record), "--feed", GREEDY]) == 2
     assert "--feed needs --seat" in capsys.readouterr().err
     assert main(["replay", str(record), "--seat", "0", "--feed", GREEDY, "--game", "9"]) == 2
     assert "the record has no game 9" in capsys.readouterr().err
+    args = ["replay", str(record), "--seat", "0", "--feed", GREEDY, "--game", "1", "--hand", "99"]
+    assert main(args) == 2
+    assert "the record has no game 1 hand 99" in capsys.readouterr().err
     assert main(["replay", str(record), "--seat", "0", "--feed", "remote:x"]) == 2
     assert "not remote:NAME" in capsys.readouterr().err
 

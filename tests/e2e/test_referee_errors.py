@@ -94,13 +94,17 @@ def test_a_tournament_goes_on_past_a_game_a_referee_bug_ended(
     config = write_config(tmp_path / "t.toml", [("a", GREEDY), ("b", GREEDY)], 4, concurrency=1)
     out = tmp_path / "out"
     assert main(["tournament", str(config), "--out", str(out)]) == 70
-    assert "1 game(s) not played because of a referee error" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "1 game(s) not played because of a referee error" in err
     store = SqliteStore.open(out / "tournament.sqlite")
     try:
         status = sorted(r.status for r in store.games())
+        (pending,) = [r.spec.game_id for r in store.games() if r.status == "pending"]
     finally:
         store.close()
     assert status == ["done", "done", "done", "pending"]
+    # numbered from 1, as the report's games, with the record's name (from 0)
+    assert f"  game {pending + 1} (g{pending:06d}): " in err
     assert bug in logged_errors(no_error_logs)
     monkeypatch.undo()  # the bug fixed: the same command plays the game left
     assert main(["tournament", str(config), "--out", str(out)]) == 0

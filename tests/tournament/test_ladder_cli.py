@@ -1,11 +1,13 @@
 """The ladder's commands on bad input: each refusal is exit 2 with a message that says what is
-wrong; ``add`` is idempotent, resolves relative paths, prints a remote entrant's token once;
-``list`` shows no secret."""
+wrong; ``add`` is idempotent, resolves relative paths (and refuses one that names no file),
+prints a remote entrant's token once; ``list`` shows no secret."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +105,23 @@ def test_ladder_run_refuses_a_bad_configuration(
     code, _, err = run(capsys, "ladder", "run", str(config), "--out", str(tmp_path / "o"))
     assert code == 2 and "gin-referee ladder add" in err
     assert run(capsys, "ladder")[0] == 2  # no action
+
+
+def test_a_command_naming_a_missing_file_is_refused_before_anything_is_recorded(
+    tmp_path: Path,
+) -> None:
+    """The README's ``ladder add`` example run where ``bots/greedy.py`` does not exist: the
+    ``python3`` program is found, but its file is not; refused, named, no store made."""
+    argv = [sys.executable, "-m", "referee", "ladder", "add", "runs/open-ladder", "greedy",
+            "--command", "python3 bots/greedy.py"]  # fmt: skip
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "gin-referee: ladder add: --command: no such file: bots/greedy.py (relative to "
+        f"{tmp_path}, where the entrant's paths are resolved)\n"
+    )
+    assert not (tmp_path / "runs").exists()
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "greedy.py").write_text("print()\n")
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("added greedy.v1 (local"), done

@@ -9,8 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.tournament.report import compute_standings, estimate_text, render
-from referee.tournament.stats import Z95, estimate_pairs, fit_ratings, logistic
-from referee.tournament.stats.elo import Pentanomial
+from referee.tournament.stats import (
+    Z95,
+    estimate_games,
+    estimate_pairs,
+    fit_ratings,
+    logistic,
+    perfect_units_needed,
+)
+from referee.tournament.stats.elo import Pentanomial, Trinomial
 from referee.tournament.store import GameRow, GameSpec
 from tests.tournament.search import argmax
 
@@ -164,8 +171,10 @@ def test_report_shows_no_estimate_rather_than_a_fake_interval() -> None:
     ]))  # fmt: skip
     text = render(standings)
     # Two won pairs only exclude much weaker: P(two won pairs) <= s^2, so s >= 0.158.
-    assert "greedy vs random: 4 games, score 1.000, Elo > -291 (95% bound; won every pair" in text
-    assert "no finite estimate" in text
+    assert (
+        "greedy vs random: 4 games, score 1.000, won every pair (2 of 2), too few to say it is"
+        " stronger at 95% (6 of 6 would; the bound is Elo > -291)"
+    ) in text
     assert "random vs random2: 1 games, score 1.000, no complete duplicate pair yet" in text
     assert "LOS 50" not in text and "[-0, -0]" not in text and "[+0, +0]" not in text
     assert "no finite maximum-likelihood ratings" in text
@@ -183,3 +192,27 @@ def test_report_intervals_are_the_plain_estimates_without_a_prior() -> None:
     assert estimate_text(expected) in render(standings)
     json_text = render(standings, "json")
     assert '"status": "ok"' in json_text and "Infinity" not in json_text
+
+
+def test_a_perfect_record_is_told_in_words_with_the_right_sign() -> None:
+    """A bound above 0 says "at least"; one that is not (5 pairs: Elo > -15, which a bot equal
+    to its opponent reaches with probability 1/32) says the record is too short, and how many
+    perfect pairs would do: 6, the first whose bound is above 0 (a loss is the mirror)."""
+    assert perfect_units_needed() == 6
+    for n in (5, 6):
+        lower = estimate_pairs(Pentanomial((0, 0, 0, 0, n))).lower
+        assert (lower > 0) == (n >= perfect_units_needed())
+    assert estimate_text(estimate_pairs(Pentanomial((0, 0, 0, 0, 50)))) == (
+        "won every pair (50 of 50): at least +446 Elo (95%)"
+    )
+    assert estimate_text(estimate_games(Trinomial(0, 0, 50)), paired=False) == (
+        "lost every game (50 of 50): at most -446 Elo (95%)"
+    )
+    assert estimate_text(estimate_pairs(Pentanomial((0, 0, 0, 0, 5)))) == (
+        "won every pair (5 of 5), too few to say it is stronger at 95% (6 of 6 would; the "
+        "bound is Elo > -15)"
+    )
+    assert estimate_text(estimate_pairs(Pentanomial((5, 0, 0, 0, 0)))) == (
+        "lost every pair (5 of 5), too few to say it is weaker at 95% (6 of 6 would; the "
+        "bound is Elo < +15)"
+    )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.tournament.store import SqliteStore
-from tests.e2e.helpers import RANDOM
+from tests.e2e.helpers import GREEDY, RANDOM
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -48,3 +48,24 @@ def test_sigterm_during_sprt_is_reported_as_an_interruption(tmp_path: Path) -> N
     assert "verdict: undecided (interrupted before a decision" in stdout
     assert "game limit" not in stdout
     assert "run the same command again to resume" in stdout
+
+
+def test_a_redirected_sprt_prints_a_progress_line_every_ten_pairs(tmp_path: Path) -> None:
+    """stdout to a pipe (as ``> log``): plain progress lines, no carriage return, before the
+    verdict. 40 games of greedy against random are 20 pairs: two lines, and no decision (20
+    pairs won twice are too few to pass the upper bound: 53 are needed)."""
+    command = [sys.executable, "-m", "referee", "sprt", "--candidate", GREEDY,
+               "--baseline", RANDOM, "--max-games", "40", "--seed", "3",
+               "--out", str(tmp_path / "sprt")]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=100, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "\r" not in done.stdout
+    lines = done.stdout.splitlines()
+    progress = [line for line in lines if line.startswith("sprt: ")]
+    assert [line.split(", pentanomial")[0] for line in progress] == [
+        "sprt: 20 games (10 pairs)",
+        "sprt: 40 games (20 pairs)",
+    ], done.stdout
+    assert all(" LLR " in line and "(bounds -2.94, 2.94)" in line for line in progress)
+    assert lines.index(progress[-1]) < lines.index(next(x for x in lines if x.startswith("SPRT")))
+    assert "verdict: undecided (no decision within the game limit)" in done.stdout

@@ -26,6 +26,7 @@ from referee.tournament.stats import (
     logistic,
     pair_scores,
 )
+from referee.tournament.stats.elo import PAIR_VALUES, closest_variance, regularized
 from referee.tournament.stats.simulate import (
     game_probabilities,
     interval_coverage,
@@ -232,6 +233,23 @@ def test_interval_contains_point_and_los_is_symmetric(c: tuple[int, int, int, in
     assert mirror.elo == pytest.approx(-e.elo, abs=1e-6)
     assert (mirror.lower, mirror.upper) == pytest.approx((-e.upper, -e.lower), abs=1e-6)
     assert mirror.los == pytest.approx(1.0 - e.los, abs=1e-9)
+
+
+@pytest.mark.parametrize("c", [(1, 352, 0, 32, 32), (32, 352, 32, 32, 32)])
+def test_a_newton_step_onto_a_pole_is_not_taken_for_the_root(
+    c: tuple[int, int, int, int, int],
+) -> None:
+    """Counts the exploring profile of the symmetry test above found: at s = 1/2 the first
+    Newton step of the secular equation lands a hair inside its bracket, beside the pole of the
+    class scoring 1/2, where the step is tiny too; taken for the root, the variance there was
+    about 4e13, so the LOS came out 50% (and a mirror's interval end 0) instead of about 0."""
+    e = estimate_pairs(Pentanomial(c))
+    mirror = estimate_pairs(Pentanomial((c[4], c[3], c[2], c[1], c[0])))
+    assert e.los is not None and mirror.los is not None
+    assert e.los < 1e-12 and mirror.los > 1 - 1e-12
+    assert e.upper < -90 and mirror.lower > 90
+    assert (mirror.lower, mirror.upper) == pytest.approx((-e.upper, -e.lower), abs=1e-6)
+    assert closest_variance(regularized(c)[1], PAIR_VALUES, 0.5) < 0.25  # at most (1/2)^2
 
 
 @pytest.mark.parametrize("c", [(5, 10, 40, 30, 15), (30, 3, 40, 2, 25), (10, 10, 10, 10, 10)])

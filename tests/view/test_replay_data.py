@@ -198,6 +198,6 @@ def test_replay_names_the_seats_as_the_organiser_did(record: Path) -> None:
     lines = replay_record(record).lines
     assert "greedy_bot calls itself greedy-bot" in lines
     assert "random_bot calls itself random-bot" in lines
-    hands = [line for line in lines if line.startswith("game 0 hand 0:")]
+    hands = [line for line in lines if line.startswith("game 1 hand 1:")]
     assert hands and "greedy_bot: " in hands[0] and "random_bot: " in hands[0]
     assert not any("greedy-bot:" in line or "(random-bot)" in line for line in lines)

@@ -16,6 +16,7 @@ from referee.tournament.report import compute_standings, estimate_text
 from referee.tournament.store import SqliteStore
 from referee.view import report_html
 from referee.view.run_dir import RunData, load_run
+from referee.view.svg import elo_text
 from tests.e2e.helpers import GREEDY, RANDOM, bad
 from tests.tournament.test_tournament_e2e import write_config
 from tests.view.browser import Browser
@@ -28,6 +29,13 @@ def elo(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:+.0f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
+
+
+def tournament(base: Path, bots: list[tuple[str, str]], games: int) -> Path:
+    """The output directory of a finished real round robin of ``bots``."""
+    config = write_config(base / "t.toml", bots, games=games)
+    assert main(["tournament", str(config), "--out", str(base / "out")]) == 0
+    return base / "out"
 
 
 @pytest.fixture(scope="module")
@@ -65,14 +73,11 @@ def test_report_shows_standings_pairings_faults_and_links_to_every_game(
         "[...document.querySelectorAll('.pairs td.estimate')].map(c => c.innerText)"
     )
     assert estimates == [estimate_text(p.elo, p.paired) for p in standings.pairings]
-    circles = page.eval("document.querySelectorAll('svg.rating-plot circle.rating').length")
-    assert circles == sum(b.rating is not None for b in standings.bots)
-    values = page.eval("[...document.querySelectorAll('svg.rating-plot text.value')]"
-                       ".map(t => t.textContent)")  # fmt: skip
-    assert values == [elo(b.rating) for b in standings.bots]
-    labels = page.eval("[...document.querySelectorAll('svg.rating-plot text.name')]"
-                       ".map(t => t.textContent)")  # fmt: skip
-    assert labels == names
+    # the crasher took no point: no bot has a rating, and the page says why instead of
+    # drawing an empty axis (test_the_rating_plot_draws_every_rating draws one)
+    assert all(b.rating is None for b in standings.bots)
+    assert page.eval("document.querySelectorAll('svg.rating-plot').length") == 0
+    assert page.text("#no-rating-plot").startswith("No rating plot: when a bot (or a group")
     matrix = page.eval("[...document.querySelectorAll('#matrix tbody tr')].map(r =>"
                        " [...r.cells].map(c => c.innerText))")  # fmt: skip
     assert matrix[-1] == ["crasher", "0/2", "0/2", "\u2014"]
@@ -82,6 +87,13 @@ def test_report_shows_standings_pairings_faults_and_links_to_every_game(
     assert "crashing on purpose" in page.text("#faults .stderr pre")
     links = page.eval("[...document.querySelectorAll('#games a')].map(a => a.getAttribute('href'))")
     assert sorted(links) == [f"viewer/g{i:06d}-a1.html" for i in range(6)]
+    # games count from 1, as the replay pages and their links do (record g000000 is game 1)
+    numbers = page.eval("[...document.querySelectorAll('#games tbody tr')].map(r =>"
+                        " [r.id, r.cells[0].innerText, r.cells[0].title])")  # fmt: skip
+    assert numbers == [[f"game-{i}", str(i + 1), f"record g{i:06d}"] for i in range(6)]
+    with SqliteStore.open(run_dir / "tournament.sqlite") as store:
+        crashed = sorted({int(f["game_id"]) for f in store.faults()})
+    assert all(f"crash in game {gid + 1}, hand 1: " in faults for gid in crashed), faults
     page.screenshot(shots / "report.png")
     assert page.errors() == [] and page.requested_urls() == [(run_dir / "report.html").as_uri()]
     phone = browser.open((run_dir / "report.html").as_uri(), width=390, height=844, mobile=True)
@@ -94,6 +106,7 @@ def test_report_shows_standings_pairings_faults_and_links_to_every_game(
     game.eval("document.querySelector('#game-0 a').click()")
     game.browser.wait_event("Page.loadEventFired", game.session)
     assert game.eval("location.pathname").endswith("/viewer/g000000-a1.html")
+    assert game.text("#hand-title").startswith("Game 1, hand 1")  # the row said game 1
     # One bot, one name: the replay page names the bots as the report does (the config's
     # names); what a bot called itself is a detail.
     assert game.text("#title") == f"{seats[0]} vs {seats[1]}"
@@ -183,3 +196,52 @@ def test_the_header_says_how_the_deals_were_made(
     path.write_text(report_html.render_report(run, {}))
     meta = browser.open(path.as_uri()).text("header .meta")
     assert "None" not in meta and "seed" not in meta and "secret deals" in meta
+
+
+def test_the_rating_plot_draws_every_rating(
+    browser: Browser, tmp_path: Path, shots: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two random bots share the points (seed 5): finite ratings, a dot and an interval each,
+    and a caption that promises no arrow (no interval is open)."""
+    out = tournament(tmp_path, [("random", RANDOM), ("random2", RANDOM)], games=4)
+    assert main(["report", str(out), "--no-games"]) == 0
+    with SqliteStore.open(out / "tournament.sqlite") as store:
+        standings = compute_standings(store.games())
+    assert all(b.rating is not None for b in standings.bots), capsys.readouterr().out
+    page = browser.open((out / "report.html").as_uri())
+    circles = page.eval("document.querySelectorAll('svg.rating-plot circle.rating').length")
+    assert circles == 2 and page.eval("document.querySelectorAll('svg path.open').length") == 0
+    values = page.eval("[...document.querySelectorAll('svg.rating-plot text.value')]"
+                       ".map(t => t.textContent)")  # fmt: skip
+    assert values == [elo_text(b.rating) for b in standings.bots]
+    labels = page.eval("[...document.querySelectorAll('svg.rating-plot text.name')]"
+                       ".map(t => t.textContent)")  # fmt: skip
+    assert labels == [b.name for b in standings.bots]
+    caption = page.text("figure.plot figcaption")
+    assert caption.startswith("Rating (Elo, 0 is the field's mean) with its 95% interval")
+    assert "arrow" not in caption and "no dot" not in caption
+    page.screenshot(shots / "report-ratings.png")
+
+
+def test_a_bot_that_won_every_game_is_described_in_words(
+    browser: Browser, tmp_path: Path, shots: Path
+) -> None:
+    """greedy wins all 10 games against random (5 duplicate pairs, seed 5): no rating exists,
+    which the page says in words, and the head-to-head names the perfect record and what it
+    shows: a 95% bound of Elo > -15, too few pairs to call greedy the stronger."""
+    out = tournament(tmp_path, [("greedy", GREEDY), ("random", RANDOM)], games=10)
+    assert main(["report", str(out), "--no-games"]) == 0
+    page = browser.open((out / "report.html").as_uri())
+    assert page.eval("document.querySelectorAll('svg.rating-plot').length") == 0
+    why = page.text("#no-rating-plot")
+    assert "took every point against the others" in why
+    assert f"gin-referee results {out} --prior-draws 2" in why
+    (estimate,) = page.eval(
+        "[...document.querySelectorAll('.pairs td.estimate')].map(c => c.innerText)"
+    )
+    assert estimate == (
+        "won every pair (5 of 5), too few to say it is stronger at 95% (6 of 6 would; the "
+        "bound is Elo > -15)"
+    )
+    assert "n/a" not in page.text("#standings tbody tr td:nth-child(8)")
+    page.screenshot(shots / "report-perfect.png")

@@ -21,6 +21,7 @@
   let viewer = null, shown = null, pending = false, delay = null, mark = null, standings = null, ended = null;
   let watching; // the game the stream was opened for (undefined: none opened yet)
   let lost = false; // the event is over and the referee has gone: no game can be loaded now
+  let full = new Set(); // the games whose every hand the stream sent (the one it watched); of the others, the end sends the last hand
   const snapshot = document.getElementById("gin-live-snapshot");
   const el = (id) => document.getElementById(id);
 
@@ -67,7 +68,11 @@
       const status = el("live-status");
       status.textContent = board ? "the ladder has stopped: the last leaderboard" : msg.complete ? "the event is over: final standings" : "the referee stopped before the last game";
       status.className = "live-status done";
+      const dot = document.querySelector(".live-dot");
+      dot.textContent = !board && msg.complete ? "finished" : "stopped";
+      dot.classList.add("ended");
       renderStandings();
+      later(); // the other games' last hands came just before
     },
   };
 
@@ -141,8 +146,12 @@
     }
     const wait = delay === null ? "" : delay > 0 ? `${delay} s after its hand ends` : "when its hand ends";
     const unseen = lost ? " The referee has stopped: a game whose hands were not loaded before cannot be shown now (its replay page has them)." : "";
-    el("live-note").textContent = (wait && `Cards are face down while a hand is in play; they are shown ${wait}, once no game still to be played deals the same cards.`) + unseen;
     const data = shown && games.get(shown);
+    // A game whose stream the page never watched has at most its last hand (sent at the end).
+    const partial = data && data.status === "over" && !full.has(shown) && !snapshot;
+    const some = partial && data.hands.length ? ` Only this game's last hand reached the page before the referee stopped; its replay page (gin-referee report) has every hand.` : "";
+    el("live-note").textContent = (wait && `Cards are face down while a hand is in play; they are shown ${wait}, once no game still to be played deals the same cards.`) + unseen + some;
+    if (data) data.no_hands = partial || lost ? "This game's hands did not reach the page before the referee stopped: its replay page (gin-referee report) has them." : data.status === "over" ? null : "The first hand is about to be dealt.";
     if (!data) {
       if (viewer) { viewer = null; el("app").replaceChildren(h("p", { class: "live-empty" }, "No game yet.")); }
       else el("app").replaceChildren(h("p", { class: "live-empty" }, "No game yet."));
@@ -205,7 +214,7 @@
 
   function connect() {
     const source = new EventSource(watching ? "events?game=" + encodeURIComponent(watching) : "events");
-    source.onopen = () => { games.clear(); ended = null; el("live-status").textContent = "live"; el("live-status").className = "live-status on"; };
+    source.onopen = () => { games.clear(); full = new Set(watching ? [watching] : []); ended = null; el("live-status").textContent = "live"; el("live-status").className = "live-status on"; };
     source.onerror = () => {
       if (ended) { source.close(); lost = true; later(); return; } // the event is over: no retry
       el("live-status").textContent = "reconnecting\u2026"; el("live-status").className = "live-status off";

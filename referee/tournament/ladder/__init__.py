@@ -14,6 +14,7 @@ from referee.tournament.ladder.book import (
     Player,
     RatingRow,
     fingerprint_command,
+    missing_files,
     resolve_command,
 )
 from referee.tournament.ladder.config import (
@@ -62,6 +63,7 @@ __all__ = [
     "pair_deal",
     "pair_score",
     "parse_ladder",
+    "missing_files",
     "resolve_command",
     "unplayed",
     "with_concurrency",

@@ -32,6 +32,7 @@ __all__ = [
     "Player",
     "RatingRow",
     "fingerprint_command",
+    "missing_files",
     "resolve_command",
 ]
 
@@ -101,6 +102,27 @@ def resolve_command(command: str, cwd: Path) -> str:
         if "/" in word and not word.startswith("/") and (cwd / word).is_file():
             words[i] = str((cwd / word).resolve())
     return shlex.join(words)
+
+
+def missing_files(command: str, cwd: Path) -> list[str]:
+    """The words of ``command`` after its program that look like paths (a ``/`` in them, not
+    an option or a URL) and name nothing, relative to ``cwd`` (where the entrant's paths are
+    resolved): ``python3 bots/greedy.py`` with no ``bots/greedy.py`` is a mistake to refuse
+    before the ladder starts it.
+
+    >>> missing_files("python3 no/such/bot.py -m pkg.mod --flag=a/b", Path("/"))
+    ['no/such/bot.py']
+    """
+    try:
+        words = shlex.split(command)[1:]
+    except ValueError:  # not a command line: parsing it says so
+        return []
+    return [
+        word
+        for word in words
+        if "/" in word and not word.startswith("-") and "://" not in word
+        and not (cwd / word).exists()
+    ]  # fmt: skip
 
 
 def fingerprint_command(command: str, cwd: Path) -> str:

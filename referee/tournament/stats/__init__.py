@@ -24,6 +24,7 @@ from referee.tournament.stats.elo import (
     estimate_pairs,
     logistic,
     pair_scores,
+    perfect_units_needed,
 )
 from referee.tournament.stats.ratings import Rating, RatingFit, fit_ratings
 from referee.tournament.stats.simulate import (
@@ -74,6 +75,7 @@ __all__ = [
     "logistic",
     "pair_scores",
     "pentanomial_probabilities",
+    "perfect_units_needed",
     "simulate_sprt",
     "sprt_pairs",
 ]

@@ -225,23 +225,30 @@ def secular_root(shifts: Sequence[float], probs: Sequence[float], start: float =
 
     The left side falls strictly from +inf to -inf on (-1 / max a, -1 / min a): Newton's
     method from ``start`` (0 unless a nearby root is known), kept inside a shrinking bracket
-    (bisection when a step leaves it).
+    (bisection when a step leaves it). A tiny step is a root only where the left side is
+    small beside its terms: next to a pole the step is tiny too (f / f' is about the distance
+    to the pole), and a Newton step that lands there (the first one does when a class's value
+    is the mean sought: (1, 352, 0, 32, 32) at 1/2) is left by bisection, not returned.
     """
     lo, hi = -1.0 / max(shifts), -1.0 / min(shifts)
     x = start if lo < start < hi else 0.0
     for _ in range(200):
-        f = df = 0.0
+        f = df = size = 0.0
         for a, p in zip(shifts, probs, strict=True):
             d = a / (1.0 + x * a)
             f += p * d
             df -= p * d * d
+            size += p * abs(d)
         if f > 0.0:
             lo = x
         else:
             hi = x
         step = f / df
         if abs(step) <= 1e-12 * (1.0 + abs(x)):
-            return x - step
+            if abs(f) <= 1e-9 * size:
+                return x - step
+            x = 0.5 * (lo + hi)  # beside a pole, not at a root
+            continue
         x -= step
         if not lo < x < hi:
             x = 0.5 * (lo + hi)
@@ -351,6 +358,16 @@ def _estimate(
     return EloEstimate(
         elo_bound(mean), elo_bound(low), elo_bound(high), los, mean, games, pairs, status
     )
+
+
+def perfect_units_needed(tail: float = TAIL) -> int:
+    """The fewest units, all won, whose one-sided bound (:func:`_estimate`'s
+    elo_bound(tail^(1/n))) is above 0: the smallest n with tail^(1/n) > 1/2 (6 at 2.5%).
+
+    >>> perfect_units_needed(), elo_bound(TAIL ** (1 / 5)) < 0 < elo_bound(TAIL ** (1 / 6))
+    (6, True)
+    """
+    return math.floor(math.log(tail) / math.log(0.5)) + 1
 
 
 def estimate_pairs(p: Pentanomial) -> EloEstimate:

@@ -243,7 +243,7 @@
       this.renderScoreboard(hand);
       this.root.querySelector(".board").classList.toggle("no-hand", !hand);
       if (!hand) {
-        this.el["hand-title"].textContent = "No hand was played.";
+        this.el["hand-title"].textContent = data.no_hands || "No hand was played.";
         for (const id of ["seat-0", "seat-1", "stock", "pile", "last-action", "decisions", "hand-faults"]) this.el[id].replaceChildren();
         this.el.result.replaceChildren(...this.matchEnd());
         return;
