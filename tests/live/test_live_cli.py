@@ -40,6 +40,8 @@ def referee(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
+        if line.startswith("sandbox: "):  # the bots' level, printed first
+            line = proc.stderr.readline()
         assert line.startswith("spectators: http://127.0.0.1:"), line
         yield proc, line.split()[1]
     finally:
@@ -88,7 +90,7 @@ def test_a_run_with_nothing_left_to_play_says_how_to_watch_a_new_one(tmp_path: P
     again = spectate(config, out)
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
-    lines = err.splitlines()
+    lines = [line for line in err.splitlines() if not line.startswith("sandbox: ")]
     assert lines[0].startswith("spectators: http://127.0.0.1:")
     assert lines[1] == (
         f"gin-referee: every game of t is already recorded in {out}: nothing left to play; the"
