@@ -26,7 +26,7 @@ from types import MappingProxyType
 from referee.net import acl, cgroups, mounts, sandbox
 from referee.net.botuid import UidLease, UidRangeError
 from referee.net.cgroups import SeatCgroup
-from referee.net.limits import Limits
+from referee.net.limits import Limits, runtime_env
 from referee.net.sandbox import SandboxLevel
 
 __all__ = ["BotCommand", "BotStartError", "Spawned", "spawn"]
@@ -159,6 +159,9 @@ def spawn(
         extra=cmd.env,
         gin=env,
     )
+    if level is not SandboxLevel.NONE:
+        for key, value in runtime_env(cmd.limits).items():
+            child_env.setdefault(key, value)
     lease = _lease(cmd, level)
     try:
         launch = sandbox.command_line(
