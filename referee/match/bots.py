@@ -173,6 +173,9 @@ async def watch_bot(link: SeatLink, process: BotProcess) -> None:
         tail = last_lines(process.stderr_tail(4096))
         if tail:
             detail += f"; last stderr: {tail}"
+        found = "" if link.connected.done() else process.hidden_hint()
+        if found:
+            detail += f"; {found}"
         link.record_fault(FaultKind.CRASH, detail)
 
 

@@ -114,6 +114,8 @@ class Spawned:
     """True once adopted: the adopter owns the process and the pipe from then on."""
     at: float = field(default_factory=time.monotonic)
     """When it was started (``time.monotonic``)."""
+    hide: tuple[str, ...] = ()
+    """The directories it sees empty (``namespaces``): the referee's output."""
 
     def kill(self) -> None:
         """SIGKILL the process group, reap the process and close the pipe, unless adopted
@@ -213,7 +215,7 @@ def spawn(
         with contextlib.suppress(OSError):
             own = os.getpriority(os.PRIO_PROCESS, 0)
             os.setpriority(os.PRIO_PROCESS, popen.pid, min(19, own + nice))
-    return Spawned(cmd, popen, rfd, level, lease, cgroup)
+    return Spawned(cmd, popen, rfd, level, lease, cgroup, hide=tuple(hide))
 
 
 @functools.cache

@@ -5,7 +5,8 @@ Each test builds a bot's directory in ``tmp_path`` the way an entrant or an orga
 its shared library beside it, a Java class path) and runs ``gin-referee match`` as a
 subprocess against the random sample bot: the bot plays a clean game in the ``namespaces``
 sandbox, which shows it its directory whole, with the symlinks inside it resolved
-(docs/security.md, "Bots as entrants ship them").
+(docs/security.md, "Bots as entrants ship them"). A bot that execs a file outside its
+directory gets a start-up fault naming that file and ``--expose``.
 """
 
 from __future__ import annotations
@@ -201,3 +202,29 @@ def test_a_java_bot_starts_its_jvm_in_the_sandbox(tmp_path: Path) -> None:
     assert fault["detail"].startswith("exited with code 3 before saying hello"), fault
     assert "jvm up: lib/* " in summary["stderr0"], summary["stderr0"]
     assert "ipc://" in summary["stderr0"]
+
+
+def test_a_bot_that_execs_a_hidden_file_is_told_which_and_how_to_expose_it(
+    tmp_path: Path,
+) -> None:
+    """``run.sh`` execs a bot kept outside its directory: the start-up fault names that file
+    and ``--expose``; with ``--expose FILE``, as it says, the bot plays."""
+    elsewhere = tmp_path / "elsewhere" / "engine"
+    elsewhere.parent.mkdir()
+    source = (REPO / "sample_bots" / "random_bot.py").read_text()
+    elsewhere.write_text(f"#!/usr/bin/env python3\n{source}")
+    elsewhere.chmod(0o755)
+    folder = tmp_path / "bots" / "h"
+    folder.mkdir(parents=True)
+    (folder / "run.sh").write_text(f'#!/bin/sh\ncd "$(dirname "$0")"\nexec {elsewhere}\n')
+    (folder / "run.sh").chmod(0o755)
+    (tmp_path / "run").mkdir()
+    path = f"{Path(PY).parent}:/usr/bin:/bin"  # python3: this installation's, with the SDK
+    summary = match(f"{folder}/run.sh", tmp_path / "run", path=path)
+    (fault,) = summary["seats"][0]["faults"]
+    assert fault["kind"] == "startup"
+    assert "not found" in fault["detail"], fault
+    assert f"the sandbox hides {elsewhere} " in fault["detail"], fault
+    assert f"--expose {elsewhere} " in fault["detail"], fault
+    exposed = match(f"{folder}/run.sh", tmp_path / "run", "--expose", str(elsewhere), path=path)
+    assert_played(exposed)
