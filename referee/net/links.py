@@ -11,8 +11,9 @@ Not followed (the directory is the entrant's, the host is not): links into ``/pr
 ``/dev`` or ``/run``, to ``/`` or to a whole top-level directory (``/home``, ``/srv``...), and
 to anything but a regular file or a directory (a socket, a device). The referee's own output
 and key directories stay hidden whatever links to them (``mounts.filesystem_args``). The walk
-skips ``.git``, stops after :data:`MAX_ENTRIES` entries, and is remembered per directory (and
-its modification time) for the referee's life: a tournament starts the same bots many times.
+skips ``.git``, goes :data:`MAX_DEPTH` levels down, stops after :data:`MAX_ENTRIES` entries,
+and is remembered per directory (and its modification time) for the referee's life: a
+tournament starts the same bots many times.
 """
 
 from __future__ import annotations
@@ -22,10 +23,14 @@ import logging
 import os
 import stat
 
-__all__ = ["MAX_ENTRIES", "link_targets", "resolve_link"]
+__all__ = ["MAX_DEPTH", "MAX_ENTRIES", "link_targets", "resolve_link"]
 
 logger = logging.getLogger(__name__)
 
+MAX_DEPTH = 4
+"""How deep below a directory its links are looked for: a venv's ``.venv/bin/python`` is 3
+levels down, ``node_modules/@scope/name`` 3; a working directory holding a whole venv or a
+data set is not read to its leaves at each start (a repository's root took 130 ms)."""
 MAX_ENTRIES = 50_000
 """Entries one walk reads at most (a bot's directory with a large data set is cut there)."""
 
@@ -102,16 +107,18 @@ def _walk(top: str, recursive: bool, mtime: int) -> tuple[str, ...]:
     """:func:`link_targets`, remembered per directory and modification time."""
     del mtime  # part of the cache's key only
     found: list[str] = []
-    stack, seen = [top], 0
+    stack, seen = [(top, 1)], 0
     while stack:
+        here, depth = stack.pop()
+        deeper = recursive and depth < MAX_DEPTH
         try:
-            with os.scandir(stack.pop()) as entries:
+            with os.scandir(here) as entries:
                 for entry in entries:
                     seen += 1
                     if entry.is_symlink():
                         found += [p for p in resolve_link(entry.path, top) if p not in found]
-                    elif recursive and entry.name != ".git" and entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
+                    elif deeper and entry.name != ".git" and entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, depth + 1))
         except OSError:
             continue
         if seen >= MAX_ENTRIES:

@@ -184,7 +184,7 @@ def command_paths(argv: Sequence[str], cwd: str, search_path: str | None = None)
         own.append(path if os.path.isdir(path) else os.path.dirname(path))
         if os.path.isfile(path) and os.access(path, os.X_OK):
             add(_prefix(path))
-            for hop in links.resolve_link(path) if os.path.islink(path) else []:
+            for hop in links.resolve_link(path, os.path.dirname(path)):  # a chain of links
                 add(hop)
     add(_sdk_root())
     for word in argv:  # as given, the kernel walks each directory before a ``..``
