@@ -228,3 +228,9 @@ def test_a_bot_that_execs_a_hidden_file_is_told_which_and_how_to_expose_it(
     assert f"--expose {elsewhere} " in fault["detail"], fault
     exposed = match(f"{folder}/run.sh", tmp_path / "run", "--expose", str(elsewhere), path=path)
     assert_played(exposed)
+    checked = subprocess.run(
+        [REFEREE, "check", f"{folder}/run.sh", "--expose", str(elsewhere), "--json"],
+        cwd=tmp_path / "run", env={**os.environ, "PATH": path}, capture_output=True, text=True,
+        timeout=150, check=False,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr  # check takes it too
