@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -38,11 +39,20 @@ runpy.run_path(os.path.join(os.path.dirname(__file__), "random_bot.py"), run_nam
 """
 
 
-def match(bot: str, cwd: Path, *extra: str, path: str | None = None) -> dict[str, Any]:
+def match(
+    bot: str,
+    cwd: Path,
+    *extra: str,
+    path: str | None = None,
+    out: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """``gin-referee match BOT random --json`` run in ``cwd`` (the bots' working directory),
-    with ``PATH`` set to ``path`` when given; its summary. The bot is seat 0."""
-    out = cwd.parent / f"out-{cwd.name}-{len(list(cwd.parent.glob('out-*')))}"
-    env = {**os.environ, **({"PATH": path} if path else {})}
+    with ``PATH`` set to ``path`` when given and ``env`` besides, into ``out`` (default: a new
+    directory beside ``cwd``); its summary, with seat 0's stderr as ``stderr0``. The bot is
+    seat 0."""
+    out = out or cwd.parent / f"out-{cwd.name}-{len(list(cwd.parent.glob('out-*')))}"
+    env = {**os.environ, **({"PATH": path} if path else {}), **(env or {})}
     done = subprocess.run(
         [REFEREE, "match", bot, OPPONENT, "--games", "1", "--seed", "3", "--move-time", "2",
          "--bank", "4", "--startup-time", "60", "--out", str(out), "--json", *extra],
@@ -51,7 +61,8 @@ def match(bot: str, cwd: Path, *extra: str, path: str | None = None) -> dict[str
     assert done.stdout, done.stderr
     summary: dict[str, Any] = json.loads(done.stdout)
     summary["stderr0"] = (out / "match.seat0.stderr").read_text(errors="replace")
-    assert summary["sandbox"].startswith("namespaces"), summary["sandbox"]  # the default's
+    if "--sandbox" not in extra:
+        assert summary["sandbox"].startswith("namespaces"), summary["sandbox"]  # the default's
     return summary
 
 
@@ -234,3 +245,64 @@ def test_a_bot_that_execs_a_hidden_file_is_told_which_and_how_to_expose_it(
         timeout=150, check=False,
     )  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr  # check takes it too
+
+
+def attack_report(stderr: str) -> dict[str, Any]:
+    """The report of ``tests/bots/attacker.py`` in a seat's stderr."""
+    lines = [line for line in stderr.splitlines() if line.startswith("ATTACK ")]
+    assert lines, stderr  # the attack ran
+    report: dict[str, Any] = json.loads(lines[0].removeprefix("ATTACK "))
+    return report
+
+
+def test_the_links_a_bot_ships_do_not_open_the_host(tmp_path: Path) -> None:
+    """An entrant's directory with links to a world-connectable unix socket, to ``/etc/passwd``,
+    into the referee's own output directory and to a (world-readable) file in its key
+    directory: none is followed (a socket is never, ``/etc`` only its allowlist, the referee's
+    directories stay hidden), so each path is missing in the sandbox, where the same bot
+    without a sandbox connects and reads."""
+    folder = tmp_path / "bots" / "a"
+    folder.mkdir(parents=True)
+    shutil.copy(REPO / "tests" / "bots" / "attacker.py", folder)
+    (tmp_path / "sockets").mkdir()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(tmp_path / "sockets" / "s"))
+    listener.listen(8)  # connections wait in the backlog: nothing to accept
+    (tmp_path / "sockets" / "s").chmod(0o777)
+    home = tmp_path / "home"  # the referee's GIN_REFEREE_HOME: a key directory
+    home.mkdir()
+    (home / "secret").write_text("the referee's")
+    (home / "secret").chmod(0o644)
+    links = {
+        "sock": tmp_path / "sockets" / "s",
+        "passwd": Path("/etc/passwd"),
+        "key": home / "secret",
+    }
+    for name, target in links.items():
+        (folder / name).symlink_to(target)
+    for sandbox in ("none", "auto"):  # a link to each run's output directory, made before it
+        (tmp_path / "outs" / sandbox).mkdir(parents=True, mode=0o700)
+        (folder / f"out-{sandbox}").symlink_to(tmp_path / "outs" / sandbox)
+    (tmp_path / "run").mkdir()
+    attacker = f"{PY} {folder / 'attacker.py'}"
+    try:
+        for sandbox in ("none", "auto"):
+            extra = ("--sandbox", "none") if sandbox == "none" else ()
+            summary = match(f"{attacker} connect @{folder}/sock", tmp_path / "run", *extra,
+                            env={"GIN_REFEREE_HOME": str(home)})  # fmt: skip
+            connected = attack_report(summary["stderr0"])["connect"]
+            assert connected == {f"{folder}/sock": "connected" if extra else "FileNotFoundError"}
+            record = f"{folder}/out-{sandbox}/match.jsonl"
+            summary = match(
+                f"{attacker} read-late @{folder}/passwd @{folder}/key @{record}", tmp_path / "run",
+                *extra, out=tmp_path / "outs" / sandbox, env={"GIN_REFEREE_HOME": str(home)},
+            )  # fmt: skip
+            reads = attack_report(summary["stderr0"])["reads"]
+            assert set(reads) == {f"{folder}/passwd", f"{folder}/key", record}, reads
+            for path, got in reads.items():
+                if extra:
+                    assert got != "No such file or directory", (path, got)  # the control
+                else:
+                    assert got == "No such file or directory", (path, got)
+    finally:
+        listener.close()
