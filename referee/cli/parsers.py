@@ -356,6 +356,13 @@ def _bot_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pass-env", action="append", default=[], metavar="NAME", help="a variable to pass on"
     )
+    p.add_argument(
+        "--expose",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a host path the bot may read besides its own files (as for match)",
+    )
 
 
 def add_check_command(sub: Any) -> None:

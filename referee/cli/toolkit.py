@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +34,7 @@ def _spec(args: argparse.Namespace, text: str) -> BotSpec:
         sandbox=args.sandbox,
         limits=Limits.parse_items(args.limit),
         pass_env=tuple(args.pass_env),
+        expose=tuple(os.path.abspath(path) for path in args.expose),
     )
     return replace(spec, command=command)
 

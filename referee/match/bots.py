@@ -237,4 +237,7 @@ async def watch_bot(link: SeatLink, process: BotProcess) -> None:
         tail = quote_stderr(stderr)
         if tail:
             detail += f"; last stderr: {tail}"
+        found = "" if link.connected.done() else process.hidden_hint()
+        if found:
+            detail += f"; {found}"
         link.record_fault(FaultKind.CRASH, detail)

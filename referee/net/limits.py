@@ -12,7 +12,7 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 
-__all__ = ["Limits", "describe_limit", "limit_cause", "parse_size"]
+__all__ = ["JVM_OPTIONS", "Limits", "describe_limit", "limit_cause", "parse_size", "runtime_env"]
 
 _MIB = 1 << 20
 
@@ -93,6 +93,19 @@ class Limits:
             f"--fsize={self.file_size}",
             "--core=0",
         ]
+
+
+JVM_OPTIONS = "-XX:CompressedClassSpaceSize=64m"
+"""What a sandboxed bot's ``JAVA_TOOL_OPTIONS`` is unless the operator sets it: a JVM reserves
+its heap within the address-space limit (half of it) but 1 GiB of class space beside it, and
+under the default 2 GiB it dies before ``main`` ("Could not reserve enough space", on its
+stdout). 64 MiB holds the classes of any bot; a command line's own ``-XX`` options win."""
+
+
+def runtime_env(limits: Limits) -> dict[str, str]:
+    """Variables a bot gets, unless the operator gives them, so that its runtime starts within
+    ``limits`` (:data:`JVM_OPTIONS`, when the address space is below 4 GiB)."""
+    return {"JAVA_TOOL_OPTIONS": JVM_OPTIONS} if limits.address_space < 4096 * _MIB else {}
 
 
 _STDERR_CAUSES: tuple[tuple[str, str], ...] = (

@@ -6,12 +6,17 @@ fill it, read-only, with only:
 * the system's program and library trees (:data:`SYSTEM_TREES`: ``/usr`` and the ``/bin``,
   ``/lib``... beside it, as the host has them: a symlink stays a symlink);
 * a minimal ``/etc`` (:data:`ETC_ALLOWLIST`: what the dynamic linker, a locale, the time zone
-  and a lookup of ``localhost`` read); no ``passwd`` or ``group`` (the bot's uid has no name);
+  and a lookup of ``localhost`` read; :data:`ETC_PATTERNS`: a Java runtime's configuration);
+  no ``passwd`` or ``group`` (the bot's uid has no name);
 * what the bot's command needs (:func:`command_paths`): its working directory, the directory
   of its program (found on its ``PATH`` when named without one) and of every file its
-  arguments name, the interpreter of a ``#!`` script, a Python virtual environment any of
-  them lies in and the installation its interpreter comes from, and the directory of this
-  installation's Python SDK (:mod:`protocol`);
+  arguments name (also as ``--option=FILE`` or in a ``:`` list), with what the symlinks in
+  them lead to (:mod:`referee.net.links`), the interpreter of a ``#!`` script, a Python
+  virtual environment any of them lies in and the installation its interpreter comes from,
+  the directory of this installation's Python SDK (:mod:`protocol`), and what the symlinks
+  of a visible ``PATH`` directory lead to (a script's ``exec python3``);
+* for a command word with ``..``: each directory the kernel walks before a ``..``, made empty
+  (the word is started as given);
 * what the operator names (``--expose PATH``, a bot's ``expose`` list);
 * a private ``/tmp`` (a tmpfs of ``tmp_size``, also ``HOME`` and ``TMPDIR``), its own
   ``/proc``, and a ``/dev`` of ``null``, ``zero``, ``full``, ``random``, ``urandom`` and the
@@ -37,14 +42,18 @@ the way would refuse it.
 from __future__ import annotations
 
 import contextlib
+import glob
 import importlib.util
 import os
 import shutil
 import stat
 from collections.abc import Iterable, Sequence
 
+from referee.net import links
+
 __all__ = [
     "ETC_ALLOWLIST",
+    "ETC_PATTERNS",
     "SYSTEM_TREES",
     "UnreachableError",
     "check_reachable",
@@ -71,6 +80,10 @@ ETC_ALLOWLIST = (
     "/etc/ssl/openssl.cnf",
 )
 """The files of ``/etc`` a bot sees (each only where the host has it)."""
+
+ETC_PATTERNS = ("/etc/java-*", "/etc/java")
+"""Directories of ``/etc`` a bot sees too, where the host has them: a Java runtime's
+configuration (Debian's OpenJDK links its ``conf/security/java.security`` there)."""
 
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 """The device nodes a bot gets."""
@@ -118,6 +131,19 @@ def _shebang(path: str, search_path: str | None) -> str | None:
     return words[0]
 
 
+def _named(word: str) -> list[str]:
+    """The paths an argument may name: itself, the value of an ``--option=VALUE``, each entry
+    of a ``:``-separated list (a Java class path, a ``*`` entry standing for its directory).
+
+    >>> _named("-cp=bot.jar:lib/*")
+    ['-cp=bot.jar:lib/*', 'bot.jar:lib/*', 'bot.jar', 'lib']
+    """
+    value = word.partition("=")[2]
+    parts = [p.removesuffix("*").rstrip("/") or "/" for p in (value or word).split(os.pathsep)]
+    named = [word, *([value] if value else [])]
+    return [*named, *(p for p in parts if ":" in (value or word) and p not in named)]
+
+
 def _sdk_root() -> str | None:
     """The directory holding this installation's :mod:`protocol` package (found, not
     imported: start-up)."""
@@ -143,7 +169,7 @@ def command_paths(argv: Sequence[str], cwd: str, search_path: str | None = None)
     if program and os.sep not in program:
         program = shutil.which(program, path=search_path) or program
     files: list[str] = []
-    for word in (program, *argv[1:]):
+    for word in (program, *(part for arg in argv[1:] for part in _named(arg))):
         path = os.path.normpath(os.path.join(cwd, word)) if word else ""
         if word and os.path.exists(path):
             files.append(path)
@@ -151,12 +177,27 @@ def command_paths(argv: Sequence[str], cwd: str, search_path: str | None = None)
     if interpreter and os.path.exists(interpreter):
         files.append(interpreter)
     add(cwd)
+    own = [cwd]  # the bot's directories: their symlinks are followed
     for path in files:
         venv = _venv_root(path)
         add(venv or (path if os.path.isdir(path) else os.path.dirname(path)))
+        own.append(path if os.path.isdir(path) else os.path.dirname(path))
         if os.path.isfile(path) and os.access(path, os.X_OK):
             add(_prefix(path))
+            for hop in links.resolve_link(path, os.path.dirname(path)):  # a chain of links
+                add(hop)
     add(_sdk_root())
+    for word in argv:  # as given, the kernel walks each directory before a ``..``
+        if ".." in word.split(os.sep):
+            add(os.path.join(cwd, word))
+    for directory in own:
+        if not _under(directory, SYSTEM_TREES):
+            for target in links.link_targets(directory):
+                add(target)
+    for directory in (search_path or "").split(os.pathsep):  # what a script finds on PATH
+        if os.path.isabs(directory) and _under(directory, found) and not _under(directory, own):
+            for target in links.link_targets(directory, recursive=False):
+                add(target)
     return found
 
 
@@ -186,6 +227,23 @@ def _parents(paths: Iterable[str]) -> list[str]:
     return made
 
 
+def _waypoints(paths: Iterable[str]) -> list[str]:
+    """The directories a path with ``..`` passes through before each ``..`` (normalised): the
+    kernel walks them, so they must exist in the sandbox, if only as empty directories.
+
+    >>> _waypoints(["/srv/bots/y/../x/run.sh", "/srv/bots/x"])
+    ['/srv/bots/y']
+    """
+    ways: list[str] = []
+    for path in paths:
+        parts = path.split(os.sep)
+        for i, part in enumerate(parts):
+            here = os.path.normpath(os.sep.join(parts[:i]) or os.sep)
+            if part == ".." and here != os.sep and here not in ways:
+                ways.append(here)
+    return ways
+
+
 def filesystem_args(
     paths: Sequence[str], *, tmp_size: int, hide: Sequence[str] = (), sockets: Sequence[str] = ()
 ) -> list[str]:
@@ -200,10 +258,13 @@ def filesystem_args(
         elif os.path.isdir(tree):
             args += ["--ro-bind", tree, tree]
     etc = [path for path in ETC_ALLOWLIST if os.path.lexists(path)]
-    shown = visible_paths(paths)
+    etc += sorted(p for pattern in ETC_PATTERNS for p in glob.glob(pattern) if os.path.isdir(p))
+    hidden_dirs = [os.path.abspath(path) for path in hide]
+    shown = [p for p in visible_paths(paths) if not _under(p, hidden_dirs)]
+    ways = [p for p in _waypoints(paths) if not _under(p, (*SYSTEM_TREES, "/etc", *shown))]
     args += ["--size", str(tmp_size), "--perms", "1777", "--tmpfs", "/tmp"]
     # bubblewrap would make the directories above a mount point 0700 (as root: root's)
-    for parent in _parents([*etc, *shown, *sockets]):
+    for parent in _parents([*etc, *shown, *sockets, *(os.path.join(w, ".") for w in ways)]):
         if parent != "/tmp":
             args += ["--perms", "0755", "--dir", parent]
     for path in etc:
@@ -219,7 +280,7 @@ def filesystem_args(
         args += ["--symlink", f"/proc/self/fd/{i}", f"/dev/{name}"]
     args += ["--symlink", "/proc/self/fd", "/dev/fd", "--symlink", "/tmp", "/dev/shm"]
     args += ["--remount-ro", "/dev"]
-    for hidden in map(os.path.abspath, hide):
+    for hidden in hidden_dirs:
         if os.path.isdir(hidden) and _under(hidden, shown):
             args += ["--tmpfs", hidden]
     return args

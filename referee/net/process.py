@@ -53,7 +53,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from referee.net import leftovers, sandbox
+from referee.net import hidden, leftovers, sandbox
 from referee.net.limits import describe_limit, limit_cause
 from referee.net.runqueue import RunQueueMeter
 from referee.net.sandbox import SandboxLevel
@@ -79,6 +79,7 @@ class BotProcess:
         the exit is watched from here on)."""
         spawned.taken = True
         self.argv = spawned.cmd.argv
+        self._spawned = spawned
         self.limits = spawned.cmd.limits
         self.sandbox = spawned.level
         """The sandbox level the bot runs at."""
@@ -277,6 +278,19 @@ class BotProcess:
             if cause is not None:
                 hint += f": {cause}"
         return hint
+
+    def hidden_hint(self) -> str:
+        """Under ``namespaces``, what to expose when the bot's stderr complains of a missing
+        file that the host has but its sandbox hides (:mod:`referee.net.hidden`), else ""."""
+        if self.sandbox is not SandboxLevel.NAMESPACES:
+            return ""
+        cmd = self._spawned.cmd
+        cwd = os.path.abspath(cmd.cwd or os.getcwd())
+        search = cmd.env.get("PATH", os.environ.get("PATH", os.defpath))
+        found = hidden.hidden_path(
+            self.stderr_tail(4096), cmd.argv, cwd, search, cmd.expose, self._spawned.hide
+        )
+        return "" if found is None else hidden.hint(found)
 
     def stderr_tail(self, n: int = 1024) -> str:
         """The last ``n`` bytes of the bot's stderr, decoded as UTF-8 with replacement."""

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from referee.net import acl, cgroups, leftovers, mounts, sandbox
 from referee.net.botuid import UidLease, UidRangeError
 from referee.net.cgroups import SeatCgroup
-from referee.net.limits import Limits
+from referee.net.limits import Limits, runtime_env
 from referee.net.sandbox import SandboxLevel
 
 __all__ = ["BotCommand", "BotStartError", "Spawned", "spawn"]
@@ -114,6 +114,8 @@ class Spawned:
     """True once adopted: the adopter owns the process and the pipe from then on."""
     at: float = field(default_factory=time.monotonic)
     """When it was started (``time.monotonic``)."""
+    hide: tuple[str, ...] = ()
+    """The directories it sees empty (``namespaces``): the referee's output."""
 
     def kill(self) -> None:
         """SIGKILL the process group, reap the process and close the pipe, unless adopted
@@ -161,6 +163,9 @@ def spawn(
         extra=cmd.env,
         gin=env,
     )
+    if level is not SandboxLevel.NONE:
+        for key, value in runtime_env(cmd.limits).items():
+            child_env.setdefault(key, value)
     lease = _lease(cmd, level)
     try:
         launch = sandbox.command_line(
@@ -212,7 +217,7 @@ def spawn(
         with contextlib.suppress(OSError):
             own = os.getpriority(os.PRIO_PROCESS, 0)
             os.setpriority(os.PRIO_PROCESS, popen.pid, min(19, own + nice))
-    return Spawned(cmd, popen, rfd, level, lease, cgroup)
+    return Spawned(cmd, popen, rfd, level, lease, cgroup, hide=tuple(hide))
 
 
 @functools.cache

@@ -15,6 +15,7 @@ import dataclasses
 import json
 import select
 import sys
+from collections.abc import Callable
 
 import pytest
 from nacl.bindings import crypto_box_keypair
@@ -55,25 +56,70 @@ async def pingflood(endpoint: str, seconds: float, *args: str) -> dict[str, obje
     return report
 
 
+SCALES = (1, 2, 4, 8)
+"""How much longer each attack of a flood test lasts than its first, at most: it attacks
+again, longer each time, until its attack has happened."""
+
+
+Attack = Callable[[int], tuple[TransportConfig, tuple[str, ...]]]
+"""A flood test's attack at a scale: the transport's config and ``bench.pingflood``'s
+options (what lasts scales: the admission deadline, the waves, the half-close)."""
+
+
 async def flood_local_ipc(
-    config: TransportConfig, *args: str
+    attack: Attack, until: Callable[[RouterTransport, dict[str, object]], bool]
 ) -> tuple[RouterTransport, dict[str, object], int]:
-    """8 s of ``bench.pingflood`` (2 processes of 4 connections, and ``args``) against the
-    transport's private ipc endpoint (``config``'s other limits); the transport once every
-    connection is gone, the attack's report, and how much the process grew (KiB)."""
-    config = dataclasses.replace(config, endpoint="tcp://127.0.0.1:0", local_ipc=True)
-    async with RouterTransport(config) as t:
-        before = rss_kib()
-        report = await pingflood(
-            t.local_endpoint, 8, "--connections", "4", "--processes", "2", *args
-        )
-        await wait_until(lambda: t.connections == 0)
-        return t, report, rss_kib() - before
+    """``8 * scale`` s of ``bench.pingflood`` (2 processes of 4 connections, and the attack's
+    options) against a fresh transport's private ipc endpoint (the attack's config), waited
+    out until every connection is gone, at each of :data:`SCALES` until ``until(transport,
+    report)`` says the attack did what it is for: a PONG is dropped, a close left undrained,
+    only once the kernel's socket buffer towards the attacker is full, and on a loaded
+    machine the referee reads so seldom (one PONG per read) that a 3 s connection never fills
+    it. The last transport, its report (with its ``scale``), and how much the process grew
+    (KiB)."""
+    for scale in SCALES:
+        config, args = attack(scale)
+        config = dataclasses.replace(config, endpoint="tcp://127.0.0.1:0", local_ipc=True)
+        async with RouterTransport(config) as t:
+            before = rss_kib()
+            report = await pingflood(
+                t.local_endpoint, 8 * scale, "--connections", "4", "--processes", "2", *args
+            )
+            await wait_until(lambda: t.connections == 0, within=30)
+            grew = rss_kib() - before
+        if until(t, report):
+            break
+    return t, {**report, "scale": scale}, grew
+
+
+def count(report: dict[str, object], key: str) -> int:
+    """How many of a report's spread ``key`` there were (0 when absent)."""
+    spread = report.get(key)
+    value = spread.get("count", 0) if isinstance(spread, dict) else 0
+    return value if isinstance(value, int) else 0
+
+
+def flooded(t: RouterTransport, report: dict[str, object]) -> bool:
+    """The ping flood did what its test looks at: over 100,000 PINGs, PONGs dropped, closes
+    aborted, more connections than one wave's, some of them after a drop."""
+    pings, made = report.get("pings", 0), report.get("connections", 0)
+    assert isinstance(pings, int) and isinstance(made, int)
+    return (
+        pings > 100_000 and t.stats.pongs_dropped > 0 and t.stats.aborted > 0
+        and count(report, "reconnect_s") > 0 and made > 4 * 2 * 4
+    )  # fmt: skip
+
+
+def waves(scale: int) -> tuple[TransportConfig, tuple[str, ...]]:
+    """The ping flood: connections closed at the admission deadline (3 s), waves of
+    processes every 2 s (longer at a larger scale)."""
+    return TransportConfig(admit_timeout_ms=3000 * scale), ("--wave", str(2 * scale))
 
 
 @pytest.mark.asyncio
+@pytest.mark.timeout(sum(SCALES) * 8 * 3)
 async def test_a_ping_flood_that_never_reads_holds_nothing_and_its_slots_come_back() -> None:
-    t, report, grew = await flood_local_ipc(TransportConfig(admit_timeout_ms=3000), "--wave", "2")
+    t, report, grew = await flood_local_ipc(waves, until=flooded)
     pings, made = report["pings"], report["connections"]
     assert isinstance(pings, int) and isinstance(made, int)
     assert pings > 100_000  # it really flooded
@@ -84,7 +130,7 @@ async def test_a_ping_flood_that_never_reads_holds_nothing_and_its_slots_come_ba
     assert t.stats.aborted > 0
     reconnected = report["reconnect_s"]
     assert isinstance(reconnected, dict) and reconnected["count"] > 0, report
-    assert made > 4 * 2 * 4, report  # 4 waves of 2 processes with 4 connections each
+    assert made > 4 * 2 * 4, report  # more than a wave of 2 processes of 4 connections
     assert grew < 64 * MiB, f"grew {grew / MiB:.0f} MiB"
 
 
@@ -166,15 +212,28 @@ async def test_a_close_that_does_not_drain_is_aborted() -> None:
         client.writer.transport.abort()
 
 
+def half_closed(t: RouterTransport, report: dict[str, object]) -> bool:
+    """The half-closing flood did what its test looks at: connections ended their side and
+    the referee closed them, aborting closes that did not drain."""
+    return count(report, "released_s") > 0 and t.stats.aborted > 0
+
+
+def half_closes(scale: int) -> tuple[TransportConfig, tuple[str, ...]]:
+    """Connections that end their side after 1 s of PINGs (longer at a larger scale); no
+    admission deadline within the attack (60 s)."""
+    config = TransportConfig(admit_timeout_ms=60_000 * scale, close_drain_ms=300)
+    return config, ("--half-close", str(scale))
+
+
 @pytest.mark.asyncio
+@pytest.mark.timeout(sum(SCALES) * 8 * 3)
 async def test_peers_that_half_close_without_reading_are_aborted_and_their_slots_come_back() -> (
     None
 ):
     """The flood's connections end their side after 1 s of PINGs, with PONGs still queued
     towards them, and keep their sockets: each is aborted at the drain deadline (before, each
     held its slot until the attacker left) and the attacker connects again."""
-    config = TransportConfig(admit_timeout_ms=60_000, close_drain_ms=300)
-    t, report, grew = await flood_local_ipc(config, "--half-close", "1")
+    t, report, grew = await flood_local_ipc(half_closes, until=half_closed)
     released = report["released_s"]
     assert isinstance(released, dict) and released["count"] > 0, report
     # No deadline of the referee's own ran out (admission: 60 s): every abort was a close
