@@ -1,6 +1,6 @@
 """A seat's bot: its spec (a command line or a remote seat), its start with the referee's
 environment (endpoint, token, seed, CURVE keys), its watch (an exit before the seat is done is
-a crash fault) and what its fault quotes of its stderr (:mod:`referee.net.stderr`).
+a crash fault) and what its fault quotes of its stderr (:mod:`referee.net.quoting`).
 :mod:`referee.match.runner` plays a match with these; ``check`` and ``replay --feed`` start
 their bots with them too.
 """
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from referee.match.faults import FaultKind
 from referee.net import sandbox
+from referee.net.quoting import quote_stderr, start_hint
 from referee.net.sandbox import SandboxLevel
 from referee.net.spawn import BotCommand, BotStartError
-from referee.net.stderr import quote_stderr, start_hint
 
 if TYPE_CHECKING:
     from referee.match.seat import SeatLink

@@ -7,6 +7,7 @@ import importlib.metadata
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 
 import pytest
 
@@ -14,7 +15,11 @@ from referee.net import bubblewrap
 
 
 @pytest.fixture(autouse=True)
-def fresh() -> None:
+def fresh() -> Iterator[None]:
+    """Each test finds anew, and leaves no answer of its own behind (a remembered 'no bwrap'
+    would weaken every later test's sandbox)."""
+    bubblewrap.find.cache_clear()
+    yield
     bubblewrap.find.cache_clear()
 
 

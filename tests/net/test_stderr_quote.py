@@ -4,7 +4,7 @@ write."""
 
 from __future__ import annotations
 
-from referee.net.stderr import STDERR_CHARS, quote_stderr, start_hint
+from referee.net.quoting import STDERR_CHARS, quote_stderr, start_hint
 
 NODE_ESM = """node:internal/modules/esm/resolve:873
   throw new ERR_MODULE_NOT_FOUND(packageName, fileURLToPath(base), null);
