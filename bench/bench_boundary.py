@@ -124,8 +124,8 @@ def attack(
 
 def finish(daemon: subprocess.Popen[str], out: Path, games: int, within: float = 150.0) -> None:
     """Assert that the daemon plays every game without a fault charged to its bots, then
-    stops cleanly on SIGTERM with 130 (it serves on after its last game: a quick machine may play them
-    all during an attack, and the attack must still find it up)."""
+    stops cleanly on SIGTERM with 130 (it serves on after its last game: a quick machine may
+    play them all during an attack, and the attack must still find it up)."""
     deadline = time.monotonic() + within
     rows = _games(out)
     try:
