@@ -7,6 +7,7 @@ at a 1,024 limit ended a ladder with ``OSError(24)``."""
 
 from __future__ import annotations
 
+import select
 import shutil
 import socket
 import urllib.request
@@ -24,16 +25,26 @@ FLOOD = 400
 LIMIT = 256
 
 
-def read_all(sock: socket.socket) -> bytes:
-    """What the server sent before closing (b"" if it keeps the connection open)."""
-    sock.settimeout(0.5)
-    try:
-        chunks = []
-        while chunk := sock.recv(4096):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except TimeoutError:
-        return b""
+def answers(socks: list[socket.socket], quiet: float = 1.0) -> list[bytes]:
+    """What the server sent each socket before closing it (b"" for one it keeps open), read
+    together until none has said anything for ``quiet`` seconds."""
+    got = {sock: b"" for sock in socks}
+    open_ = set(socks)
+    for sock in socks:
+        sock.setblocking(False)
+    while open_:
+        ready, _, _ = select.select(list(open_), [], [], quiet)
+        if not ready:
+            break
+        for sock in ready:
+            try:
+                chunk = sock.recv(4096)
+            except (BlockingIOError, ConnectionError):
+                chunk = b""
+            got[sock] += chunk
+            if not chunk:
+                open_.discard(sock)  # closed by the server: a refused one
+    return [got[sock] for sock in socks]
 
 
 def test_an_idle_connection_flood_is_capped_and_the_server_stays_up(
@@ -60,10 +71,10 @@ def test_an_idle_connection_flood_is_capped_and_the_server_stays_up(
         with pytest.raises(urllib.error.HTTPError) as busy:  # politely refused while full
             urllib.request.urlopen(url, timeout=10)
         assert busy.value.code == 503 and busy.value.headers["Retry-After"] == "30"
-        answers = [read_all(sock) for sock in flood]
-        refused = [a for a in answers if a.startswith(b"HTTP/1.1 503 Service Unavailable")]
-        held = answers.count(b"")  # kept open (until aiohttp's 15 s idle timeout)
-        assert len(refused) + held == FLOOD, {a[:40] for a in answers}
+        said = answers(flood)
+        refused = [a for a in said if a.startswith(b"HTTP/1.1 503 Service Unavailable")]
+        held = said.count(b"")  # kept open (until aiohttp's 15 s idle timeout)
+        assert len(refused) + held == FLOOD, {a[:40] for a in said}
         assert held <= LIMIT // 4 + 64 and len(refused) >= FLOOD - LIMIT // 4 - 64, held
         assert serve.poll() is None  # still up
     finally:
