@@ -6,10 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from referee.net import requirement
 
-__all__ = ["add_require_option", "gate"]
+if TYPE_CHECKING:
+    from referee.tournament.config import TournamentConfig
+
+__all__ = ["add_require_option", "gate", "gate_config"]
 
 EXIT_USAGE = 2
 
@@ -46,3 +50,11 @@ def gate(requested: Iterable[str], required: str | None, *, strangers: bool = Fa
     for line in lines:
         print(line, file=sys.stderr)
     return None
+
+
+def gate_config(config: TournamentConfig, required: str | None) -> int | None:
+    """:func:`gate` for a run of strangers' bots: a tournament's, a worker's or a ladder's
+    (its ``play``) local bots, ``required`` (``--require-sandbox``) over the file's
+    ``require_sandbox``."""
+    asked = [b.sandbox for b in config.bots if b.command is not None]
+    return gate(asked, required or config.require_sandbox, strangers=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.cli.addresses import connect_to
-from referee.cli.confinement import gate
+from referee.cli.confinement import gate_config
 from referee.cli.daemon import raise_fd_limit
 from referee.cli.inputs import check_bind
 from referee.cli.keys import remote_keys, server_keys
@@ -91,12 +91,8 @@ async def run_ladder(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
-    refused = gate(
-        [b.sandbox for b in config.play.bots],  # the [ladder] table's, every entrant's
-        args.require_sandbox or config.play.require_sandbox,
-        strangers=True,
-    )
-    if refused is not None:
+    # (the placeholders carry the [ladder] table's sandbox: every entrant's)
+    if (refused := gate_config(config.play, args.require_sandbox)) is not None:
         return refused
     out = args.out or config.out or Path("runs") / config.name
     location: str | Path = out / STORE if args.store is None else args.store

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.cli.addresses import connect_to
-from referee.cli.confinement import gate
+from referee.cli.confinement import gate_config
 from referee.cli.daemon import raise_fd_limit, run_stoppable
 from referee.cli.inputs import check_bind
 from referee.cli.keys import server_keys
@@ -103,12 +103,7 @@ async def run_tournament(args: argparse.Namespace, *, serve: bool = False) -> in
     except (ValueError, OSError) as err:  # a bad log option, an --out that cannot be made
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
-    refused = gate(
-        [b.sandbox for b in config.bots if b.command is not None],
-        args.require_sandbox or config.require_sandbox,
-        strangers=True,
-    )
-    if refused is not None:
+    if (refused := gate_config(config, args.require_sandbox)) is not None:
         return refused
     raise_fd_limit()
     try:

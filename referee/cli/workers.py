@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from referee.cli.confinement import gate
+from referee.cli.confinement import gate_config
 from referee.cli.tournament import run_with_signals
 from referee.match.record_gzip import record_stem
 from referee.net.keys import KeyPair
@@ -78,12 +78,7 @@ async def run_worker(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.concurrency is not None:
         config = replace(config, concurrency=args.concurrency)
-    refused = gate(
-        [b.sandbox for b in config.bots if b.command is not None],
-        args.require_sandbox or config.require_sandbox,
-        strangers=True,
-    )
-    if refused is not None:
+    if (refused := gate_config(config, args.require_sandbox)) is not None:
         return refused
     stop = asyncio.Event()
     common: dict[str, Any] = {"stop": stop, "store": args.store, "lease": args.lease,

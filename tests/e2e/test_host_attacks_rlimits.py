@@ -19,17 +19,10 @@ import pytest
 from referee.net.limits import Limits
 
 from .test_host_attacks import another_tournaments_key, plant
+from .test_rlimits_leftovers import root_with_setpriv  # noqa: F401 (autouse: root, util-linux)
 from .test_sandbox_attacks import assert_victim_unharmed, attack
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
-
-
-@pytest.fixture(autouse=True)
-def root_with_setpriv() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("THE REFEREE IS NOT ROOT: AT RLIMITS ITS BOTS ARE ITS OWN UID")
-    if shutil.which("setpriv") is None or shutil.which("prlimit") is None:
-        pytest.skip("NO UTIL-LINUX SETPRIV/PRLIMIT: THERE IS NO RLIMITS LEVEL HERE")
 
 
 @pytest.fixture
