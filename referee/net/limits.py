@@ -133,15 +133,16 @@ def limit_cause(
 ) -> str | None:
     """Which limit most likely ended a bot, with its value, or None (``returncode`` as
     asyncio gives it: -N when killed by signal N). docs/design/faults.md has the table. The
-    CPU-time limit is named only if ``cpu_used``, the most CPU seconds the bot can have used
-    (None: unknown), reached it (give or take :data:`CPU_MEASURE_SLACK`): a SIGKILL from
-    outside after a second is no CPU limit."""
+    CPU-time limit is named for a SIGKILL only if ``cpu_used``, the most CPU seconds the bot
+    can have used (None: unknown), reached it (give or take :data:`CPU_MEASURE_SLACK`): a
+    SIGKILL from outside after a second is no CPU limit. A SIGXCPU is the limit's own signal
+    (a seat's cgroup may count less than the kernel's limit does, on a loaded machine)."""
     if returncode < 0 and -returncode in signal.valid_signals():
         sig = signal.Signals(-returncode)
         reached = cpu_used is None or cpu_used >= limits.cpu_seconds * (1 - CPU_MEASURE_SLACK)
         if sig in _SIGNAL_CAUSES:
             key = _SIGNAL_CAUSES[sig]
-            return f"hit the {_describe(key, limits)}" if key != "cpu_seconds" or reached else None
+            return f"hit the {_describe(key, limits)}"  # only the limit itself sends these
         if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS):
             guess = "cpu_seconds" if sig == signal.SIGKILL else "address_space"
             key = _stderr_cause(stderr_tail) or guess

@@ -172,7 +172,8 @@ def test_the_live_page_follows_a_game_and_updates_when_games_end(
     wait_for(page, "document.querySelector('#live-status').innerText.includes('event is over')")
     assert page.text("#standings h2") == "Final standings · 2 of 2 games played"
     watched = "GinLive.games.get(GinLive.watching())"
-    assert page.eval(f"{watched}.hands.length > 0 && {watched}.hands.every(h => !h.masked)")
+    # (the watched game's final state may still be on its way: until it arrives, it is unknown)
+    wait_for(page, f"{watched}?.hands.length > 0 && {watched}.hands.every(h => !h.masked)")
     # The other game: the page watches it now (its stream sends that game's hands).
     other = page.eval("[...GinLive.games.keys()].find(id => id !== GinLive.shown())")
     page.eval(f"document.querySelector('[data-id=\"{other}\"]').click()")
