@@ -78,3 +78,40 @@ def no_error_logs(request: pytest.FixtureRequest) -> Iterator[_ErrorRecords]:
     if request.node.get_closest_marker("expect_error_log") is None:
         lines = [f"{r.name}: {r.getMessage()}" for r in handler.records]
         assert not lines, f"unexpected ERROR log records: {lines}"
+
+
+LONGEST_FIRST = (
+    "tests/e2e/test_fair_clocks.py",
+    "tests/live/test_live_cli.py::test_a_run_with_nothing_left_to_play",
+    "tests/e2e/test_shipped_bots.py",
+    "tests/e2e/test_host_attacks.py::test_a_cpu_burner_cannot_starve_the_other_seat",
+    "tests/e2e/test_log_discipline.py::test_50000_bad_hellos",
+    "tests/e2e/test_misbehaving.py::test_the_opponent_is_told_of_the_safe_moves",
+    "tests/e2e/test_referee_stall.py",
+    "tests/e2e/test_ping_flood.py",
+    "tests/tournament/test_sprt_cli.py::test_sigterm_during_sprt",
+    "tests/tournament/test_tournament_e2e.py::test_kept_bot_processes_play_exactly",
+    "tests/e2e/test_boundary.py",
+    "tests/test_cli.py::test_local_transport_flag",
+    "tests/live/test_live_cli.py",
+    "tests/tournament/test_ladder_e2e.py",
+    "tests/live/test_live_browser.py",
+    "tests/tournament/test_workers.py",
+    "tests/tournament/test_serve.py",
+    "tests/view/test_report_browser.py",
+)
+"""Where the longest tests are (measured: ``pytest --durations=40``). Run in parallel
+(``pytest -n 4``, as ``.ci/run`` does), a long test started last makes every other worker wait
+for it; started first, it runs beside the short ones. The order of tests inside a file holds."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests under :data:`LONGEST_FIRST` first, in its order (stable otherwise)."""
+
+    def rank(item: pytest.Item) -> int:
+        for index, prefix in enumerate(LONGEST_FIRST):
+            if item.nodeid.startswith(prefix):
+                return index
+        return len(LONGEST_FIRST)
+
+    items.sort(key=rank)

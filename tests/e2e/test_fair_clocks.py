@@ -23,7 +23,9 @@ from referee.net import cgroups
 from referee.net.runqueue import available
 from tests.e2e.helpers import BOTS, FAST, PY, RANDOM, play
 
-pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(240), pytest.mark.xdist_group("cpu-load")]
+"""(``xdist_group``: run in parallel, the tests that load the machine run one after another, on
+one test process, so that no test meets more than one test's load.)"""
 
 TIGHT = replace(FAST, move=0.05, bank=0.0, grace=0.0, startup=60.0)
 CONTROL = replace(TIGHT, move=0.2)

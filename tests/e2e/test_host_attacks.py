@@ -212,6 +212,7 @@ async def test_a_seat_over_its_memory_limit_is_ended_and_the_fault_names_it(
     assert "hit the seat's memory limit (2048 MiB" in fault.detail, fault.detail
 
 
+@pytest.mark.xdist_group("cpu-load")  # beside tests/e2e/test_fair_clocks.py
 async def test_a_cpu_burner_cannot_starve_the_other_seat(tmp_path: Path) -> None:
     """Six spinning processes in one seat; the other seat computes 160 ms of CPU per decision
     against a 0.5 s move time. Each seat's cgroup weighs the same, so the victim gets its
