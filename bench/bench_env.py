@@ -8,6 +8,8 @@ Measured per round, in turn:
   which encodes the observation and the action mask, ``step``), the action drawn from the mask;
 - ``env_wrapped``: the same through :func:`referee.env.env` (PettingZoo's order-enforcing and
   bounds wrappers);
+- ``vector64``: :class:`referee.env.GinRummyVectorEnv`, 64 games against its uniform opponent,
+  the learners' actions drawn from the batched masks (a step is a learner's decision);
 - ``rules``: the plain rules API (``deal``, ``legal_actions``, ``apply``), no observation;
 - ``openspiel``: pyspiel's ``gin_rummy``, ``observation_tensor()`` for the player to act at each
   decision (steps/s), and without it (hands/s, as ``rules``);
@@ -32,9 +34,11 @@ import statistics
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from bench.bench_rules import ours_hands_per_second
 from bench.common import machine
-from referee.env import GinRummyEnv, env
+from referee.env import GinRummyEnv, GinRummyVectorEnv, env
 from referee.toolkit import BotOpponentEnv
 
 Loop = Callable[[float, int], tuple[float, float]]
@@ -61,6 +65,30 @@ def env_loop(make: Callable[[], object]) -> Loop:
                 aec.step(int(legal[int(rng.random() * len(legal))]))  # type: ignore[attr-defined]
                 steps += 1
             hands += 1
+        elapsed = time.perf_counter() - start
+        return steps / elapsed, hands / elapsed
+
+    return run
+
+
+def vector_loop(num_envs: int) -> Loop:
+    """:class:`referee.env.GinRummyVectorEnv` of ``num_envs`` games against its default
+    (uniform) opponent, the learners' actions drawn from the batched masks: the learners'
+    steps/s (each of which also plays the opponent's decisions until the learner is to act
+    again) and episodes (hands)/s."""
+
+    def run(seconds: float, seed: int) -> tuple[float, float]:
+        vec = GinRummyVectorEnv(num_envs, seat=None)
+        obs, _ = vec.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        steps = hands = 0
+        start = time.perf_counter()
+        deadline = start + seconds
+        while time.perf_counter() < deadline:
+            mask = obs["action_mask"]
+            obs, _, ended, cut, _ = vec.step(np.argmax(mask * rng.random(mask.shape), axis=1))
+            steps += num_envs
+            hands += int(ended.sum() + cut.sum())
         elapsed = time.perf_counter() - start
         return steps / elapsed, hands / elapsed
 
@@ -145,6 +173,8 @@ RATIOS = {
     "env_steps_vs_openspiel": ("env", "openspiel_observed", 0),
     "env_wrapped_steps_vs_openspiel": ("env_wrapped", "openspiel_observed", 0),
     "rules_hands_vs_openspiel": ("rules", "openspiel_plain", 1),
+    "vector_steps_vs_openspiel": ("vector64", "openspiel_observed", 0),
+    "vector_hands_vs_openspiel": ("vector64", "openspiel_observed", 1),
     "env_steps_vs_rlcard": ("env", "rlcard", 0),
     "env_wrapped_steps_vs_rlcard": ("env_wrapped", "rlcard", 0),
 }
@@ -194,6 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     loops: dict[str, Loop | str] = {
         "env": env_loop(GinRummyEnv),
         "env_wrapped": env_loop(env),
+        "vector64": vector_loop(64),
         "rules": rules_loop,
         "openspiel_observed": openspiel_loop(observe=True),
         "openspiel_plain": openspiel_loop(observe=False),

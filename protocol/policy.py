@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from protocol.bot import Bot, run_bot_main
 from protocol.encoding import encode_view, wire_action
 from protocol.schema import MatchStart, Request, WireAction
 
-__all__ = ["Policy", "PolicyBot", "random_policy", "run_policy"]
+__all__ = ["Policy", "PolicyBot", "RandomPolicy", "Reseedable", "random_policy", "run_policy"]
 
 Policy = Callable[[Mapping[str, Any]], int]
 """A policy: the observation dict (``observation``, ``action_mask``, maybe ``view``) to an
@@ -37,15 +37,35 @@ action number of :mod:`protocol.encoding`."""
 SEED_ENV = "GIN_BOT_SEED"
 
 
-def random_policy(seed: int | str | None = None) -> Policy:
-    """A policy that picks uniformly among the legal action numbers (numpy's generator)."""
-    rng = np.random.default_rng(None if seed is None else _seed_int(seed))
+@runtime_checkable
+class Reseedable(Protocol):
+    """A policy with randomness of its own that can be reseeded: the environment's seeded
+    ``reset(seed=...)`` calls :meth:`reseed` on such an opponent (docs/env.md, "Seeds"), and
+    :class:`PolicyBot` with each match's seed."""
 
-    def choose(obs: Mapping[str, Any]) -> int:
+    def reseed(self, seed: int | str) -> None:
+        """Start the policy's randomness over from ``seed``."""
+
+
+class RandomPolicy:
+    """A policy that picks uniformly among the legal action numbers (numpy's generator);
+    :meth:`reseed` starts it over, so a seeded environment replays it exactly."""
+
+    def __init__(self, seed: int | str | None = None) -> None:
+        self.rng = np.random.default_rng(None if seed is None else _seed_int(seed))
+
+    def reseed(self, seed: int | str) -> None:
+        """Start over from ``seed``."""
+        self.rng = np.random.default_rng(_seed_int(seed))
+
+    def __call__(self, obs: Mapping[str, Any]) -> int:
         legal = np.flatnonzero(obs["action_mask"])
-        return int(legal[rng.integers(len(legal))])
+        return int(legal[self.rng.integers(len(legal))])
 
-    return choose
+
+def random_policy(seed: int | str | None = None) -> RandomPolicy:
+    """A policy that picks uniformly among the legal action numbers (:class:`RandomPolicy`)."""
+    return RandomPolicy(seed)
 
 
 def _seed_int(seed: int | str) -> int:

@@ -220,6 +220,10 @@ class GinRummyEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inf
             return {"observation": obs, "action_mask": mask, "view": view}
         return {"observation": obs, "action_mask": mask}
 
+    def is_legal(self, number: int) -> bool:
+        """Whether action number ``number`` is in the mask of the agent to act."""
+        return 0 <= number < NUM_ACTIONS and bool(self._legal_mask >> number & 1)
+
     def step(self, action: int | None) -> None:
         """Play action number ``action`` for :attr:`agent_selection` (None once it is done)."""
         agent = self.agent_selection

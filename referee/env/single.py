@@ -18,8 +18,9 @@ from typing import Any, SupportsFloat
 
 import gymnasium
 
-from protocol.policy import Policy, random_policy
+from protocol.policy import Policy, Reseedable, random_policy
 from referee.env.aec import AGENTS, GinRummyEnv
+from referee.env.illegal import check_choice, ended
 
 __all__ = ["GinRummySingleEnv", "Policy", "random_policy"]
 
@@ -27,20 +28,39 @@ __all__ = ["GinRummySingleEnv", "Policy", "random_policy"]
 class GinRummySingleEnv(gymnasium.Env[dict[str, Any], int]):
     """:class:`~referee.env.aec.GinRummyEnv` from one seat's side.
 
+    ``opponent``: the other seat's policy (default: :func:`~protocol.policy.random_policy`).
     ``seat``: the learner's seat (0 or 1), or None to draw it from the seed at each reset.
+    ``illegal_action``, ``illegal_reward``: what an action outside the mask does
+    (:mod:`referee.env.illegal`: ``"raise"``, the default, or ``"end"`` the episode).
     The other keyword arguments go to :class:`~referee.env.aec.GinRummyEnv`. The reward of a
     step is what the learner earned from its action to its next decision (or the end).
     ``action_masks()`` gives the mask (the sb3-contrib ``MaskablePPO`` convention); it is
-    also ``observation["action_mask"]``.
+    also ``observation["action_mask"]``. A seeded ``reset(seed=...)`` seeds everything random
+    here: the deals, the learner's seat when drawn, and an opponent that is
+    :class:`~protocol.policy.Reseedable` (as :func:`~protocol.policy.random_policy` is), so
+    one seed and the same actions give the same episode. An episode that the opponent ends
+    before the learner's first decision (it takes the first upcard and knocks) has no step to
+    give: ``reset`` deals the next one, and ``info["skipped"]`` lists the learner's rewards of
+    the episodes it skipped.
     """
 
-    metadata = {"render_modes": ["ansi", "human"]}  # noqa: RUF012 (Gymnasium's convention)
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012 (Gymnasium)
 
-    def __init__(self, *, opponent: Policy, seat: int | None = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        opponent: Policy | None = None,
+        seat: int | None = 0,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
+        **kwargs: Any,
+    ) -> None:
         if seat not in (None, 0, 1):
             raise ValueError(f"seat must be 0, 1 or None, not {seat!r}")
+        self.illegal_action = check_choice(illegal_action)
+        self.illegal_reward = float(illegal_reward)
         self.aec = GinRummyEnv(**kwargs)
-        self.opponent = opponent
+        self.opponent = random_policy() if opponent is None else opponent
         self.fixed_seat = seat
         self.seat = 0 if seat is None else seat
         self.agent = AGENTS[self.seat]
@@ -57,12 +77,22 @@ class GinRummySingleEnv(gymnasium.Env[dict[str, Any], int]):
         if self.fixed_seat is None:
             self.seat = int(self.np_random.integers(2))
             self.agent = AGENTS[self.seat]
-        obs, _, _, _, _ = self._play_opponent()
-        return obs, {}
+        if seed is not None and isinstance(self.opponent, Reseedable):
+            self.opponent.reseed(int(self.np_random.integers(2**63)))
+        obs, reward, done, _, _ = self._play_opponent()
+        skipped: list[float] = []
+        while done:  # the opponent ended the episode before the learner's first decision
+            skipped.append(reward)
+            self.aec.reset()
+            obs, reward, done, _, _ = self._play_opponent()
+        return obs, {"skipped": skipped} if skipped else {}
 
     def step(self, action: int) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         """The learner's action, then the opponent's until the learner is to act again."""
-        self.aec.step(action)
+        number = int(action)
+        if self.illegal_action == "end" and not self.aec.is_legal(number):
+            return ended(self.aec.observe(self.agent), number, self.illegal_reward)
+        self.aec.step(number)
         return self._play_opponent()
 
     def _play_opponent(self) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:

@@ -46,6 +46,7 @@ import structlog
 from protocol.encoding import LAYOUT, NUM_ACTIONS, PHASE_INDEX, encode_view, wire_action
 from protocol.schema import GameEnd, HandEnd, MatchEnd, Request, WireAction
 from referee.env import AGENTS, GinRummyEnv
+from referee.env.illegal import check_choice, ended
 from referee.match.bots import curve_env, curve_transport, local_bot_keys, start_bot
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
@@ -84,7 +85,9 @@ class BotOpponentEnv(gymnasium.Env[dict[str, Any], int]):
     ``episode``, ``reward``, ``view``: as :class:`~referee.env.GinRummyEnv`'s. ``time``: the
     bot's clocks (the learner has none). ``games``: the games of each match (a match that
     ends mid-episode truncates it). ``wait``: seconds to wait for the match before
-    :meth:`step` gives up (RuntimeError).
+    :meth:`step` gives up (RuntimeError). ``illegal_action``, ``illegal_reward``: what an
+    action outside the mask does (:mod:`referee.env.illegal`: ``"raise"``, the default, or
+    ``"end"`` the episode).
     """
 
     metadata = {"render_modes": []}  # noqa: RUF012 (Gymnasium's convention)
@@ -102,9 +105,13 @@ class BotOpponentEnv(gymnasium.Env[dict[str, Any], int]):
         games: int = 1000,
         wait: float = 60.0,
         kill_grace: float = 1.0,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
     ) -> None:
         if seat not in (0, 1):
             raise ValueError(f"seat must be 0 or 1, not {seat!r}")
+        self.illegal_action = check_choice(illegal_action)
+        self.illegal_reward = float(illegal_reward)
         spaces = GinRummyEnv(rules, episode=episode, reward=reward, view=view)
         self.rules = spaces.rules
         self.observation_space = spaces.observation_space(AGENTS[seat])
@@ -173,6 +180,8 @@ class BotOpponentEnv(gymnasium.Env[dict[str, Any], int]):
             raise RuntimeError("no decision is pending: call reset() first")
         number = int(action)
         if not (0 <= number < NUM_ACTIONS and self._last["action_mask"][number]):
+            if self.illegal_action == "end":
+                return ended(self._last, number, self.illegal_reward)
             raise ValueError(f"action {number} is not legal here (see the action mask)")
         self._pending = None
         self._call(self._answer, request.request_id, wire_action(number))
