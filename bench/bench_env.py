@@ -173,6 +173,7 @@ RATIOS = {
     "env_steps_vs_openspiel": ("env", "openspiel_observed", 0),
     "env_wrapped_steps_vs_openspiel": ("env_wrapped", "openspiel_observed", 0),
     "rules_hands_vs_openspiel": ("rules", "openspiel_plain", 1),
+    "env_wrapped_steps_vs_env": ("env_wrapped", "env", 0),
     "vector_steps_vs_openspiel": ("vector64", "openspiel_observed", 0),
     "vector_hands_vs_openspiel": ("vector64", "openspiel_observed", 1),
     "env_steps_vs_rlcard": ("env", "rlcard", 0),

@@ -189,3 +189,43 @@ def test_an_episode_the_opponent_ends_before_the_learners_turn_is_dealt_again() 
     vec = GinRummyVectorEnv(1, opponent=greedy_knocker, seat=single.seat)
     obs, infos = vec.reset(seed=[seed])
     assert obs["action_mask"].any() and infos["skipped"][0] == info["skipped"]
+
+
+def test_the_wrapped_env_checks_as_pettingzoos_own_wrappers_do() -> None:
+    """``env()``'s wrappers (referee/env/wrapped.py) raise what PettingZoo's raise: attributes
+    before reset, an action out of bounds, None for an agent that is to act."""
+    from pettingzoo.utils import wrappers
+
+    from referee.env import GinRummyEnv, env
+
+    def theirs() -> Any:
+        return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(GinRummyEnv()))
+
+    def outcome(made: Any, probe: Any) -> str:
+        try:
+            return repr(probe(made))
+        except (AttributeError, AssertionError, ValueError) as err:
+            return f"{type(err).__name__}: {err}"
+
+    probes = [
+        lambda e: e.agent_selection,
+        lambda e: e.terminations,
+        lambda e: (e.reset(seed=3), e.agent_selection)[1],
+    ]
+    after_reset = [
+        lambda e: e.step(108),
+        lambda e: e.step(np.int64(-1)),
+        lambda e: e.step(1.0),
+        lambda e: e.step(None),
+        lambda e: (e.step(np.array(2)), e.agent_selection, e._cumulative_rewards)[1:],
+        lambda e: e.last()[1:],
+    ]
+    ours, pz = env(), theirs()
+    for probe in probes:
+        assert outcome(ours, probe) == outcome(pz, probe)
+    for probe in after_reset:
+        assert outcome(ours, probe) == outcome(pz, probe)
+    assert "cannot be accessed before reset" in outcome(env(), probes[0])
+    assert outcome(env(), lambda e: (e.reset(), e.step(500))) == (
+        "AssertionError: action is not in action space"
+    )
