@@ -2,13 +2,13 @@
 order, how fast a new entrant finds its rank, and what matchmaking costs per pair.
 
 Run: ``python -m bench.bench_ladder [--runs 20] [--seed 2026]``. The simulation drives the
-ladder's own :func:`~referee.tournament.ladder.choose_pair` and
-:class:`~referee.tournament.ladder.SkillModel` with its default parameters (docs/ladder.md);
+ladder's own :func:`~referee.tournament.ladder.draw_round` (a round pairs every player once)
+and :class:`~referee.tournament.ladder.SkillModel` with its default parameters (docs/ladder.md);
 only the games are simulated: players of known true strength (logistic Elo, 20 players 30 Elo
 apart, 0 to 570), each game won by A with probability ``1 / (1 + 10 ** ((b - a) / 400))``,
 2% of games drawn, a pair being two such games (the duplicate pair's correlation is not
-modelled: real pairs carry less luck). Every player is always available (one pair at a
-time). Figures go to docs/performance.md ("The ladder").
+modelled: real pairs carry less luck). Every player is always available; a round's pairs are
+played and rated in the order drawn. Figures go to docs/performance.md ("The ladder").
 
 1. **Convergence**: pairs are played until the leaderboard's order (by ``mu - 3 sigma``)
    matches the true order with Spearman's rho >= 0.95 and stays there for the next 200
@@ -18,10 +18,11 @@ time). Figures go to docs/performance.md ("The ladder").
    games it plays until its leaderboard rank is within 2 of 8 and stays so for 10 more of its
    pairs, and the games the whole ladder played meanwhile.
 3. **Overhead** with 1,000 registered players (all available): the time per pair of building
-   the candidates, choosing the pair and rating it (median of the pairs), and of storing the
-   ratings (the book's SQLite transaction, with fsync); and the time to compute the
-   leaderboard (with its Elo check over the best 100) from 1,000 players and 50,000 games, as
-   the live page does after each pair (in a worker thread).
+   the candidates and drawing the round (a round's time over its 500 pairs), and of rating a
+   pair (median of the pairs), and of storing the ratings (the book's SQLite transaction, with
+   fsync); and the time to compute the leaderboard (with its Elo check over the best 100)
+   from 1,000 players and 50,000 games, as the live page does after each pair (in a worker
+   thread).
 """
 
 from __future__ import annotations
@@ -37,12 +38,13 @@ from referee.tournament.ladder import (
     Candidate,
     LadderBook,
     MatchmakingParams,
+    Meetings,
     Player,
     RatingParams,
     RatingRow,
     Skill,
     SkillModel,
-    choose_pair,
+    draw_round,
     leaderboard,
 )
 from referee.tournament.store import GameRow, GameSpec
@@ -59,7 +61,7 @@ def game(rng: random.Random, a: float, b: float) -> float:
 
 
 class Ladder:
-    """A simulated ladder: true strengths, ratings, the matchmaker."""
+    """A simulated ladder: true strengths, ratings, the matchmaker's rounds."""
 
     def __init__(self, truth: dict[str, float], rng: random.Random, mm: MatchmakingParams):
         self.truth = truth
@@ -67,9 +69,10 @@ class Ladder:
         self.mm = mm
         self.model = SkillModel(PARAMS)
         self.skills: dict[str, Skill] = {name: self.model.new() for name in truth}
-        self.last: dict[str, str] = {}
+        self.meetings = Meetings()
         self.games: dict[str, int] = dict.fromkeys(truth, 0)
         self.total = 0
+        self._drawn: list[tuple[str, str]] = []
 
     def add(self, name: str, strength: float) -> None:
         self.truth[name] = strength
@@ -77,15 +80,18 @@ class Ladder:
         self.games[name] = 0
 
     def pair(self) -> tuple[str, str]:
-        """Choose, play and rate one pair."""
-        candidates = [Candidate(n, s.mu, s.sigma, self.last.get(n)) for n, s in self.skills.items()]
-        chosen = choose_pair(candidates, self.rng, self.mm, beta=PARAMS.beta)
-        assert chosen is not None
-        a, b = chosen[0].name, chosen[1].name
+        """Play and rate the next pair of the round (a round is drawn when the last is played)."""
+        if not self._drawn:
+            candidates = [Candidate(n, s.mu, s.sigma) for n, s in self.skills.items()]
+            seed = self.rng.randbytes(32)
+            draw = draw_round(candidates, self.meetings, seed, self.mm, beta=PARAMS.beta)
+            self._drawn = list(draw.pairs)
+            for a, b in draw.pairs:
+                self.meetings.add(a, b)
+        a, b = self._drawn.pop(0)
         score = (game(self.rng, self.truth[a], self.truth[b])
                  + 1.0 - game(self.rng, self.truth[b], self.truth[a])) / 2.0  # fmt: skip
         self.skills[a], self.skills[b] = self.model.rate(self.skills[a], self.skills[b], score)
-        self.last[a], self.last[b] = b, a
         self.games[a] += 2
         self.games[b] += 2
         self.total += 2
@@ -152,30 +158,28 @@ def newcomer(seed: int) -> tuple[int, int] | None:
     return None
 
 
-def overhead(players: int, pairs: int, seed: int) -> dict[str, float]:
+def overhead(players: int, rounds: int, seed: int) -> dict[str, float]:
     """Microseconds per pair (medians) with ``players`` registered and available."""
     rng = random.Random(seed)
     model = SkillModel(PARAMS)
     skills = {f"p{i:04d}": Skill(25.0 + rng.gauss(0, 5), 1.0 + 7 * rng.random())
               for i in range(players)}  # fmt: skip
-    last: dict[str, str] = {}
-    busy: set[str] = set()
+    meetings = Meetings()
     build, choose, rate = [], [], []
-    for _ in range(pairs):
+    for _ in range(rounds):
         t0 = time.perf_counter()
-        candidates = [Candidate(n, s.mu, s.sigma, last.get(n))
-                      for n, s in skills.items() if n not in busy]  # fmt: skip
+        candidates = [Candidate(n, s.mu, s.sigma) for n, s in skills.items()]
         t1 = time.perf_counter()
-        chosen = choose_pair(candidates, rng, MatchmakingParams(), beta=PARAMS.beta)
+        draw = draw_round(candidates, meetings, rng.randbytes(32), MatchmakingParams(),
+                          beta=PARAMS.beta)  # fmt: skip
         t2 = time.perf_counter()
-        assert chosen is not None
-        a, b = chosen[0].name, chosen[1].name
-        skills[a], skills[b] = model.rate(skills[a], skills[b], rng.choice((0.0, 0.5, 1.0)))
-        t3 = time.perf_counter()
-        last[a], last[b] = b, a
-        build.append(t1 - t0)
-        choose.append(t2 - t1)
-        rate.append(t3 - t2)
+        build.append((t1 - t0) / len(draw.pairs))
+        choose.append((t2 - t1) / len(draw.pairs))
+        for a, b in draw.pairs:
+            t3 = time.perf_counter()
+            skills[a], skills[b] = model.rate(skills[a], skills[b], rng.choice((0.0, 0.5, 1.0)))
+            rate.append(time.perf_counter() - t3)
+            meetings.add(a, b)
     with tempfile.TemporaryDirectory() as tmp, LadderBook.open(Path(tmp) / "l.sqlite") as book:
         names = list(skills)[:50]
         for name in names:
@@ -234,9 +238,9 @@ def main() -> None:
     print(f"new entrant to true rank ±2 for good: its games {quantiles([g[0] for g in got])};"
           f" the ladder's games meanwhile {quantiles([g[1] for g in got])}"
           f" ({len(got)}/{args.runs} runs)", flush=True)  # fmt: skip
-    cost = overhead(args.players, 2000, args.seed)
+    cost = overhead(args.players, 20, args.seed)
     print(f"{args.players} players registered, per pair (median, us): building the candidates"
-          f" {cost['candidates']:.0f}, choosing {cost['choose']:.0f}, rating"
+          f" {cost['candidates']:.0f}, drawing the round {cost['choose']:.0f}, rating"
           f" {cost['rate']:.0f}, storing the ratings {cost['store']:.0f}")  # fmt: skip
     for count in (100, args.players):
         took, status = board_seconds(count, 50_000, args.seed)

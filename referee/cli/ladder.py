@@ -1,7 +1,7 @@
 """The ``ladder`` commands: ``ladder run CONFIG [--workers N]`` plays until stopped; ``ladder
-add``, ``retire``, ``list``, ``history`` and ``deals`` change and read its book of entrants and
-its pairs in the store (while it runs or not); ``results --ladder`` prints the leaderboard
-(docs/ladder.md)."""
+add``, ``retire``, ``list``, ``history``, ``deals`` and ``rounds`` change and read its book of
+entrants, its pairs and its rounds in the store (while it runs or not); ``results --ladder``
+prints the leaderboard (docs/ladder.md)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from referee.cli.confinement import gate_config
 from referee.cli.daemon import raise_fd_limit
 from referee.cli.inputs import check_bind
 from referee.cli.keys import remote_keys, server_keys
+from referee.cli.ladder_rounds import rounds_report
 from referee.cli.logs import configure_cli
 from referee.cli.tournament import (
     failed_text,
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = ["run_ladder", "run_ladder_admin"]
 
-EXIT_OK, EXIT_USAGE, EXIT_INTERNAL = 0, 2, 70
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
 STORE = "tournament.sqlite"
 
 
@@ -70,7 +71,8 @@ def _spectating(
 
     host, port = parse_address(args.spectate)
     live = LiveConfig(delay=args.spectate_delay, max_spectators=args.spectate_max)
-    return LadderSpectating(host, port, live, lambda: ladder_board(location, config))
+    return LadderSpectating(host, port, live, lambda: ladder_board(location, config),
+                            lag=args.spectate_lag)  # fmt: skip
 
 
 def _pair_line(run: LadderRun, pair: Pair) -> str:
@@ -230,8 +232,8 @@ def _where(args: argparse.Namespace) -> tuple[str | Path, str]:
 
 
 def run_ladder_admin(args: argparse.Namespace) -> int:
-    """``gin-referee ladder add|retire|list|history DIR ...`` (or ``--store URL --ladder
-    NAME``)."""
+    """``gin-referee ladder add|retire|list|history|deals|rounds DIR ...`` (or ``--store URL
+    --ladder NAME``)."""
     try:
         location, name = _where(args)
         if isinstance(location, Path) and args.action != "add" and not location.exists():
@@ -248,6 +250,7 @@ def run_ladder_admin(args: argparse.Namespace) -> int:
             if args.dir is not None:
                 private_dir(args.dir)
         _check_ladder(location, name)
+        replayed = True
         with LadderBook.open(location, ladder=name) as book:
             if args.action == "add":
                 data: Any = _add(args, book)
@@ -262,6 +265,8 @@ def run_ladder_admin(args: argparse.Namespace) -> int:
                 data, text = _history(book, args.player)
             elif args.action == "deals":
                 data, text = _deals(book)
+            elif args.action == "rounds":
+                data, text, replayed = rounds_report(book, location, name, args.dir)
             else:
                 data = {"players": [p.lineage() for p in book.players()],
                         "log": [dict(zip(("at", "action", "entrant", "player", "detail"), row,
@@ -277,4 +282,4 @@ def run_ladder_admin(args: argparse.Namespace) -> int:
         print(f"gin-referee: ladder {args.action}: {err}", file=sys.stderr)
         return EXIT_USAGE
     print(json.dumps(data, indent=2) if args.json else text)
-    return EXIT_OK
+    return EXIT_OK if replayed else EXIT_MISMATCH

@@ -1,5 +1,5 @@
-"""The ``ladder`` command's arguments: ``run``, ``add``, ``retire``, ``history``, ``deals``
-and ``list`` (docs/ladder.md)."""
+"""The ``ladder`` command's arguments: ``run``, ``add``, ``retire``, ``history``, ``deals``,
+``rounds`` and ``list`` (docs/ladder.md)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,22 @@ from referee.cli.logs import add_log_options
 from referee.cli.parsers import positive_seconds, spectate_options
 from referee.tournament.defaults import LEASE_SECONDS
 
-__all__ = ["add_ladder_commands"]
+__all__ = ["add_ladder_commands", "lag_seconds"]
+
+
+def lag_seconds(text: str) -> float:
+    """An argparse type: seconds of 0 or more, below a million (``--spectate-lag``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0.0 <= value < 1e6:
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds (below 1e6), not {text}")
+    return value
 
 
 def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``ladder run|add|retire|list|history|deals`` (docs/ladder.md)."""
+    """Register ``ladder run|add|retire|list|history|deals|rounds`` (docs/ladder.md)."""
     lad = sub.add_parser("ladder", help="a competition that never ends (docs/ladder.md)")
     actions = lad.add_subparsers(dest="action", required=True)
     run = actions.add_parser("run", help="play the ladder until stopped (SIGINT/SIGTERM)")
@@ -43,6 +54,9 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     add_log_options(run)
     spectate_options(run)
+    run.add_argument("--spectate-lag", metavar="SECONDS", type=lag_seconds, default=60.0,
+                     help="the live page shows the ladder this many seconds late, so that it"
+                     " does not tell who plays now (default 60; 0: live)")  # fmt: skip
     add = actions.add_parser("add", help="add an entrant, or a new version of one")
     add.add_argument("dir", type=Path, nargs="?", help="the ladder's directory")
     add.add_argument("name", help="the entrant (its versions are NAME.v1, NAME.v2...)")
@@ -65,10 +79,14 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                                " the pair is closed")  # fmt: skip
     deals.add_argument("dir", type=Path, nargs="?")
     deals.add_argument("--json", action="store_true")
+    rounds = actions.add_parser("rounds", help="every round the matchmaker drew, each drawn"
+                                " again from its seed and inputs")  # fmt: skip
+    rounds.add_argument("dir", type=Path, nargs="?")
+    rounds.add_argument("--json", action="store_true")
     listing = actions.add_parser("list", help="every version of every entrant, and the log")
     listing.add_argument("dir", type=Path, nargs="?")
     listing.add_argument("--json", action="store_true", help="with the audit log")
-    for admin in (add, retire, history, deals, listing):
+    for admin in (add, retire, history, deals, rounds, listing):
         admin.add_argument("--store", default=None,
                            help="a postgresql:// URL instead of DIR's store")  # fmt: skip
         admin.add_argument("--ladder", default=None, help="the ladder's name in --store")

@@ -14,7 +14,9 @@ import pytest
 from referee.live import LiveConfig, LiveHub, LiveServer
 from referee.live.hub import LEADERBOARD_ROWS
 from referee.live.ladder import LadderSpectating
+from referee.rules import RuleSet
 from referee.tournament.ladder import Pair
+from tests.match.fakes import VirtualTimer
 from tests.view.browser import Browser
 
 pytestmark = pytest.mark.timeout(60)
@@ -65,6 +67,48 @@ async def test_the_ladder_page_seals_pairs_and_serves_the_leaderboard() -> None:
             assert reply.status == 200
             text = await reply.text()
         assert "leaderboard" in text and "p0.v1" in text and "fingerprint" not in text
+
+
+@pytest.mark.asyncio
+async def test_the_ladder_page_runs_its_lag_behind_the_ladder() -> None:
+    """With a lag, nothing the page shows is newer than the lag: a game's start, a pair's
+    unsealing, a leaderboard after a pair (the first, at the start, at once); in order."""
+    timer = VirtualTimer()
+    boards = [board(2), board(3)]
+    computed = asyncio.Event()
+
+    def compute() -> dict[str, Any]:
+        computed.set()
+        return boards.pop(0) if len(boards) > 1 else boards[0]
+
+    live = LadderSpectating("127.0.0.1", 0, LiveConfig(), compute, lag=30.0, timer=timer)
+    async with live, aiohttp.ClientSession() as session:
+        await asyncio.wait_for(computed.wait(), 10)
+        await asyncio.wait_for(live.feed.close(), 10)
+        assert len(json.loads(live.hub.leaderboard_json)["players"]) == 2  # the start: at once
+        pair = Pair("ladder/4", ("a.v1", "b.v1"), [])
+        live.on_scheduled(pair)
+        assert "ladder/4" in live.hub.sealed  # sealed at once
+        header = {"type": "header", "match_id": "g000004-a1", "seats": ["a.v1", "b.v1"],
+                  "rules": RuleSet.preset("standard").to_dict(), "deal_id": "ladder/4"}  # fmt: skip
+        live.observe("g000004-a1")(header)
+        async with session.get(live.url + "snapshot") as reply:
+            assert "a.v1" not in await reply.text()  # the game in play is not shown yet
+        computed.clear()
+        timer.advance(10.0)
+        live.on_pair(pair)  # 10 s later the pair closes
+        await asyncio.wait_for(computed.wait(), 10)
+        await asyncio.wait_for(live.feed.close(), 10)
+        assert "ladder/4" in live.hub.sealed and not live.hub.matches
+        assert len(json.loads(live.hub.leaderboard_json)["players"]) == 2
+        timer.advance(20.0)  # the game's start is 30 s old: shown; its pair's close is not
+        assert list(live.hub.matches) == ["g000004-a1"] and "ladder/4" in live.hub.sealed
+        async with session.get(live.url + "snapshot") as reply:
+            assert "a.v1" in await reply.text()
+        timer.advance(10.0)  # the close is 30 s old: unsealed, and its leaderboard shown
+        assert "ladder/4" not in live.hub.sealed
+        assert len(json.loads(live.hub.leaderboard_json)["players"]) == 3
+        assert live.lag.pending == 0
 
 
 @pytest.mark.asyncio

@@ -70,6 +70,7 @@ def test_add_retire_list(tmp_path: Path, capsys: pytest.CaptureFixture[str],
         (["add", "{out}", "x", "--command", "no-such-program-here --x"], "cannot find the program"),
         (["retire", "{out}", "x"], "no ladder store here"),
         (["list", "{out}"], "no ladder store here"),
+        (["rounds", "{out}"], "no ladder store here"),
     ],
 )
 def test_bad_input_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -105,6 +106,8 @@ def test_ladder_run_refuses_a_bad_configuration(
     code, _, err = run(capsys, "ladder", "run", str(config), "--out", str(tmp_path / "o"))
     assert code == 2 and "gin-referee ladder add" in err
     assert run(capsys, "ladder")[0] == 2  # no action
+    code, _, err = run(capsys, "ladder", "run", str(config), "--spectate-lag", "-1")
+    assert code == 2 and "--spectate-lag: must be 0 or more seconds" in err
 
 
 def test_a_command_naming_a_missing_file_is_refused_before_anything_is_recorded(

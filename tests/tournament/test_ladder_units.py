@@ -1,22 +1,17 @@
-"""The ladder's parts, each alone: its configuration, the matchmaker's rule, the ratings and
-the book (players, versions, lineage, audit log, rating history)."""
+"""The ladder's parts, each alone: its configuration, the ratings and the book (players,
+versions, lineage, audit log, rating history); the matchmaker's are in test_ladder_rounds.py."""
 
 from __future__ import annotations
 
 import math
-import random
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from referee.tournament.config import ConfigError
 from referee.tournament.ladder import (
-    Candidate,
     LadderBook,
     LadderError,
     MatchmakingParams,
@@ -24,11 +19,9 @@ from referee.tournament.ladder import (
     RatingRow,
     Skill,
     SkillModel,
-    choose_pair,
     fingerprint_command,
     leaderboard,
     leaderboard_text,
-    match_quality,
     pair_score,
     parse_ladder,
     unplayed,
@@ -61,52 +54,6 @@ def test_config_defaults_and_errors_name_the_key() -> None:
     for data, message in bad:
         with pytest.raises(ConfigError, match=re.escape(message)):
             parse_ladder(data, source="l.toml")
-
-
-def test_matchmaker_favours_the_uncertain_then_close_ratings() -> None:
-    rng = random.Random(1)
-    params = MatchmakingParams(explore=0.0)
-    sure = [Candidate(f"p{i}", 20.0 + i, 1.0) for i in range(10)]
-    new = Candidate("new", 25.0, 8.0)
-    picks: Counter[str] = Counter()
-    for _ in range(2000):
-        pair = choose_pair([*sure, new], rng, params, beta=25 / 6)
-        assert pair is not None and pair[0].name != pair[1].name
-        picks.update(c.name for c in pair)
-    assert picks["new"] > 0.8 * 2000  # sigma 8 against 1: it is in nearly every pair
-    close: Counter[float] = Counter()
-    for _ in range(2000):
-        pair = choose_pair(sure, rng, params, beta=1.0)
-        assert pair is not None
-        close[abs(pair[0].mu - pair[1].mu)] += 1
-    assert close[1.0] > close[5.0] * 10  # neighbours meet far more often than distant players
-    assert choose_pair(sure[:1], rng, params, beta=1.0) is None
-    assert match_quality(sure[0], sure[0], 1.0) > match_quality(sure[0], sure[9], 1.0)
-
-
-def test_matchmaker_floor_of_randomness_reaches_everyone() -> None:
-    rng = random.Random(2)
-    params = MatchmakingParams(explore=0.1)
-    field = [Candidate(f"p{i}", 10.0 * i, 0.5) for i in range(8)]  # far apart, all sure
-    met = set()
-    for _ in range(3000):
-        pair = choose_pair(field, rng, params, beta=1.0)
-        assert pair is not None
-        met.add(frozenset(c.name for c in pair))
-    assert len(met) == 8 * 7 // 2  # every pairing happens, however far apart
-
-
-def test_matchmaker_repeat_weight_avoids_the_last_opponent() -> None:
-    rng = random.Random(3)
-    a = Candidate("a", 25.0, 1.0, last="b")
-    b, c = Candidate("b", 25.0, 1.0, last="a"), Candidate("c", 25.0, 1.0)
-    params = MatchmakingParams(explore=0.0, repeat_weight=0.0)
-    again = 0
-    for _ in range(500):
-        pair = choose_pair([a, b, c], rng, params, beta=1.0)
-        assert pair is not None
-        again += {x.name for x in pair} == {"a", "b"}
-    assert again == 0  # a never chooses b (weight 0), nor b a; c never picks a with b
 
 
 def test_ratings_move_towards_the_winner_and_shrink() -> None:
@@ -215,26 +162,6 @@ def test_the_example_ladder_is_the_defaults() -> None:
     example = load_ladder(Path(__file__).resolve().parents[2] / "examples" / "ladder.toml")
     assert example.name == "open-ladder" and example.play.concurrency == 2
     assert example.matchmaking == MatchmakingParams() and example.ratings == RatingParams()
-
-
-@given(
-    st.lists(st.tuples(st.floats(-50, 100), st.floats(0.01, 20)), min_size=0, max_size=12),
-    st.floats(0.0, 1.0),
-    st.floats(0.0, 1.0),
-    st.integers(0, 2**32),
-)
-def test_matchmaker_only_pairs_two_distinct_available_players(
-    ratings: list[tuple[float, float]], explore: float, repeat: float, seed: int
-) -> None:
-    field = [Candidate(f"p{i}", mu, sigma, last=f"p{(i + 1) % 3}")
-             for i, (mu, sigma) in enumerate(ratings)]  # fmt: skip
-    params = MatchmakingParams(explore=explore, repeat_weight=repeat)
-    pair = choose_pair(field, random.Random(seed), params, beta=25 / 6)
-    if len(field) < 2:
-        assert pair is None
-    else:
-        assert pair is not None and pair[0].name != pair[1].name
-        assert pair[0] in field and pair[1] in field
 
 
 def test_void_after_is_checked_and_not_hashed() -> None:

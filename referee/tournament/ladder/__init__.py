@@ -1,10 +1,11 @@
 """Ladders: a competition that never ends (docs/ladder.md).
 
 Entrants come and go while it runs (:mod:`.book`), the referee chooses who plays whom
-(:mod:`.matchmaker`), every duplicate pair updates Gaussian skill ratings (:mod:`.skill`), and
+(:mod:`.matchmaker`: rounds drawn from the ratings, :mod:`.rounds`, played in order,
+:mod:`.queue`), every duplicate pair updates Gaussian skill ratings (:mod:`.skill`), and
 the leaderboard (:mod:`.board`) is always current. :class:`LadderRun` plays it, on a
 tournament's store and machinery. Modules, lowest first: config, skill, matchmaker and book;
-board; roster and pairs; choosing, run and worker.
+board; queue, roster, pairs and rounds; choosing, run and worker.
 """
 
 from referee.tournament.ladder.board import ladder_board, leaderboard, leaderboard_text
@@ -24,8 +25,17 @@ from referee.tournament.ladder.config import (
     load_ladder,
     parse_ladder,
 )
-from referee.tournament.ladder.matchmaker import Candidate, choose_pair, match_quality
+from referee.tournament.ladder.matchmaker import (
+    Candidate,
+    Draw,
+    Meetings,
+    draw_round,
+    match_quality,
+    round_seed,
+)
 from referee.tournament.ladder.pairs import PairLedger, PairRow, pair_deal
+from referee.tournament.ladder.queue import Drawn, PairQueue
+from referee.tournament.ladder.rounds import RoundLedger, RoundRow, replay
 from referee.tournament.ladder.run import LadderRun, Pair
 from referee.tournament.ladder.skill import Skill, SkillModel, pair_score, unplayed
 from referee.tournament.ladder.worker import (
@@ -38,21 +48,27 @@ from referee.tournament.ladder.worker import (
 __all__ = [
     "LADDER_KEY",
     "Candidate",
+    "Draw",
+    "Drawn",
     "LadderBook",
     "LadderConfig",
     "LadderError",
     "LadderRun",
     "LadderWorker",
     "MatchmakingParams",
+    "Meetings",
     "Pair",
     "PairLedger",
+    "PairQueue",
     "PairRow",
     "Player",
     "RatingParams",
     "RatingRow",
+    "RoundLedger",
+    "RoundRow",
     "Skill",
     "SkillModel",
-    "choose_pair",
+    "draw_round",
     "fingerprint_command",
     "ladder_board",
     "leaderboard",
@@ -63,6 +79,8 @@ __all__ = [
     "pair_deal",
     "pair_score",
     "parse_ladder",
+    "replay",
+    "round_seed",
     "missing_files",
     "resolve_command",
     "unplayed",

@@ -1,7 +1,10 @@
 """A ladder's state and its choice of pairs: the book's players (read again when it changes),
-the remote players' tokens, who is available, the matchmaker's draw, the pairs left open by an
-earlier run (played first, or voided once they have waited ``void_after``), and each pair's own
-deal (:mod:`.pairs`). :class:`~referee.tournament.ladder.run.LadderRun` plays and rates them.
+the remote players' tokens, who is present and ready, the rounds of the matchmaker
+(:mod:`.matchmaker`, drawn from the ratings alone and stored, :mod:`.rounds`), the order the
+drawn pairs are played in (:mod:`.queue`: a pair waits for an away player, nobody re-chosen),
+the pairs left open by an earlier run (played first, or voided once they have waited
+``void_after``), and each pair's own deal (:mod:`.pairs`).
+:class:`~referee.tournament.ladder.run.LadderRun` plays and rates them.
 """
 
 from __future__ import annotations
@@ -9,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,9 +23,11 @@ from referee.tournament.dealkey import LADDER_META
 from referee.tournament.games import SEPARATE, GameOutcome
 from referee.tournament.ladder.book import LadderBook, Player
 from referee.tournament.ladder.config import LadderConfig
-from referee.tournament.ladder.matchmaker import Candidate, choose_pair
+from referee.tournament.ladder.matchmaker import Candidate, Meetings, draw_round, round_seed
 from referee.tournament.ladder.pairs import PairLedger, PairRow, pair_deal
+from referee.tournament.ladder.queue import Drawn, PairQueue
 from referee.tournament.ladder.roster import entry_of, same_program
+from referee.tournament.ladder.rounds import RoundLedger
 from referee.tournament.ladder.skill import Skill, SkillModel
 from referee.tournament.runner import TournamentRun
 from referee.tournament.store import GameSpec, Store, StoreError
@@ -64,7 +68,6 @@ class LadderChoosing(TournamentRun):
         ladder: LadderConfig,
         out: Path,
         *,
-        rng: random.Random | None = None,
         on_pair: Callable[[Pair], None] | None = None,
         on_scheduled: Callable[[Pair], None] | None = None,
         **kwargs: Any,
@@ -72,17 +75,21 @@ class LadderChoosing(TournamentRun):
         super().__init__(ladder.play, out, serve=False, **kwargs)
         self.ladder = ladder
         self.model = SkillModel(ladder.ratings)
-        self.rng = rng or random.SystemRandom()
-        """Whom the matchmaker draws: the operating system's randomness, seeded by nobody."""
         self.on_pair = on_pair
         """Called once a pair is rated."""
         self.on_scheduled = on_scheduled
         """Called when a pair's games are added (before the first is played)."""
         self.book: LadderBook | None = None
         self.ledger: PairLedger | None = None
+        self.rounds: RoundLedger | None = None
+        self.queue = PairQueue()
+        """The drawn pairs not yet started (:mod:`.queue`)."""
+        self.meetings = Meetings()
+        """What every round so far drew (the next draw's history)."""
+        self.round = 0
+        """The last round drawn."""
         self.players: dict[str, Player] = {}
         self.skills: dict[str, Skill] = {}
-        self.last_opponent: dict[str, str] = {}
         self.last_played: dict[str, float] = {}
         """When each player's last pair was rated (its rating's uncertainty grows since)."""
         self.busy: set[str] = set()
@@ -143,6 +150,10 @@ class LadderChoosing(TournamentRun):
         store.set_meta(LADDER_META, self.ladder.name)
         self.book = LadderBook.open(self.location, ladder=self.ladder.name)
         self.ledger = PairLedger(self.book)
+        self.rounds = RoundLedger(self.book)
+        self.queue = PairQueue(self.rounds.waiting())
+        self.meetings = self.rounds.meetings()
+        self.round = self.rounds.next_number() - 1
         self._reload()
         return created
 
@@ -182,21 +193,19 @@ class LadderChoosing(TournamentRun):
 
     # ------------------------------------------------------------- choosing pairs
 
-    def _available(self, hub: Hub, *, ended: bool = False) -> list[Candidate]:
-        """The players the matchmaker may choose now: active, idle, unchanged and (remote)
-        waiting in the lobby; with ``ended``, superseded and retired ones too (an open pair
-        of theirs is finished, as a pair in progress is)."""
-        found = []
-        now = time.time()
-        for name, player in self.players.items():
-            if not (player.active or ended) or name in self.busy or name in self.changed:
-                continue
-            entry = self.bots.get(name)
-            if entry is None or (entry.token is not None and not hub.is_available(entry.token)):
-                continue
-            skill = self._skill(name, now)
-            found.append(Candidate(name, skill.mu, skill.sigma, self.last_opponent.get(name)))
-        return found
+    def _present(self, hub: Hub, name: str) -> bool:
+        """Whether ``name`` can be reached (:mod:`.queue`): in a pair being played; else a
+        local player that is unchanged, or a remote one waiting in the lobby."""
+        entry = self.bots.get(name)
+        if entry is None or name not in self.players or name in self.changed:
+            return False
+        if name in self.busy or entry.token is None:
+            return True
+        return hub.is_available(entry.token)
+
+    def _ready(self, hub: Hub, name: str) -> bool:
+        """Whether ``name`` can start a pair now: present and in no pair being played."""
+        return name not in self.busy and self._present(hub, name)
 
     def _stale(self, name: str) -> bool:
         """Whether a local player's files changed since it was added (then it is not played
@@ -210,23 +219,85 @@ class LadderChoosing(TournamentRun):
         return True
 
     def _resumable(self, hub: Hub) -> Pair | None:
-        ready = {c.name for c in self._available(hub, ended=True)}
         for pair in self._resume:
-            if set(pair.players) <= ready and not any(self._stale(n) for n in pair.players):
+            if all(self._ready(hub, n) for n in pair.players) and not any(
+                self._stale(n) for n in pair.players
+            ):
                 self._resume.remove(pair)
                 return pair
         return None
 
+    def _void_ended(self) -> None:
+        """Void the drawn pairs of players that ended (superseded or retired) or whose files
+        changed: they will never be played (a pair in progress is finished)."""
+        assert self.rounds is not None
+        for drawn in list(self.queue.items):
+            gone = [n for n in drawn.players if n in self.changed or not self._active(n)]
+            if gone:
+                why = "changed" if gone[0] in self.changed else self.players[gone[0]].status
+                detail = f"{gone[0]} {why} before the pair started"
+                self.rounds.void(drawn, detail)
+                self.queue.remove(drawn)
+                LOGGER.info("round %d: %s vs %s voided (%s)", drawn.round, *drawn.players, detail)
+
+    def _active(self, name: str) -> bool:
+        player = self.players.get(name)
+        return player is not None and player.active
+
+    def _candidates(self, hub: Hub) -> list[Candidate]:
+        """The players of the next draw: every active, playable player, but those away that
+        already hold a drawn pair (it waits for them)."""
+        now = time.time()
+        found = []
+        for name, player in self.players.items():
+            if not player.active or name in self.changed or self.bots.get(name) is None:
+                continue
+            if self.queue.holds(name) and not self._present(hub, name):
+                continue
+            skill = self._skill(name, now)
+            found.append(Candidate(name, skill.mu, skill.sigma))
+        return found
+
+    def _draw(self, hub: Hub) -> bool:
+        """Draw the next round from the ratings (stored before any of its pairs starts);
+        False if fewer than two players are in the draw."""
+        assert self.rounds is not None
+        candidates = self._candidates(hub)
+        if len(candidates) < 2:
+            return False
+        number = self.round + 1
+        seed = round_seed(self.deal.key, number)
+        draw = draw_round(candidates, self.meetings, seed, self.ladder.matchmaking,
+                          beta=self.ladder.ratings.beta)  # fmt: skip
+        for drawn in self.rounds.record(number, time.time(), seed, candidates, draw):
+            self.queue.add(drawn)
+            self.meetings.add(*drawn.players)
+        self.round = number
+        LOGGER.info("round %d drawn: %s%s", number,
+                    ", ".join(f"{a} vs {b}" for a, b in draw.pairs),
+                    f"; {draw.bye} sits out" if draw.bye else "")  # fmt: skip
+        return True
+
     def _choose(self, store: Store, hub: Hub) -> Pair | None:
-        """A new pair from the matchmaker, its games added to the store; None if none."""
-        while True:
-            chosen = choose_pair(self._available(hub), self.rng, self.ladder.matchmaking,
-                                 beta=self.ladder.ratings.beta)  # fmt: skip
-            if chosen is None:
+        """The next drawn pair to play, its games added to the store (a round is drawn when
+        none waits for present players); None if none can start now."""
+        present, ready = (lambda n: self._present(hub, n)), (lambda n: self._ready(hub, n))
+        for _ in range(4):  # a draw, another for the players an away one left: at most two
+            self._void_ended()
+            drawn = self.queue.next_playable(present, ready)
+            if drawn is not None:
+                if any(self._stale(n) for n in drawn.players):
+                    continue  # voided at the next turn
+                return self._start(store, drawn)
+            if not self.queue.needs_round(present) or not self._draw(hub):
                 return None
-            if not any(self._stale(c.name) for c in chosen):
-                break
-        a, b = chosen[0].name, chosen[1].name
+        return None
+
+    def _start(self, store: Store, drawn: Drawn) -> Pair:
+        """Start a drawn pair: its row in the ledger (its deal's commitment, and the drawn pair
+        marked started, in one transaction), then its games in the store."""
+        assert self.ledger is not None
+        a, b = drawn.players
         first = store.next_game_id()  # one runner adds games, and nothing awaits in between
         local = all(self.players[name].kind == "local" for name in (a, b))
         # A remote player could remember the first game's deal: the two games then deal apart.
@@ -235,11 +306,12 @@ class LadderChoosing(TournamentRun):
         games = [GameSpec(first, pairing, a, b, deal_id, first)]
         if self.config.duplicate:
             games.append(GameSpec(first + 1, pairing, b, a, deal_id, first))
-        assert self.ledger is not None
         now = time.time()
         commitment = pair_deal(self.deal, deal_id).commitment
         self.ledger.schedule(PairRow(deal_id, (a, b), tuple(g.game_id for g in games), local,
-                                     commitment, now, None, None, None))  # fmt: skip
+                                     commitment, now, None, None, None),
+                             drawn=(drawn.round, drawn.index))  # fmt: skip
+        self.queue.remove(drawn)
         self._scheduled[deal_id] = now  # committed before its games exist
         store.add_games(games)
         pair = Pair(deal_id, (a, b), games)
@@ -278,13 +350,12 @@ class LadderChoosing(TournamentRun):
         are kept, they are never rated, their deal key is revealed, and the audit log says so."""
         assert self.ledger is not None
         now = time.time()
-        ready = {c.name for c in self._available(hub, ended=True)}
         for pair in list(self._resume):
             since = self._scheduled.get(pair.deal_id)
-            if since is None or now - since < self.ladder.void_after or set(pair.players) <= ready:
+            absent = [p for p in pair.players if not self._ready(hub, p)]
+            if since is None or now - since < self.ladder.void_after or not absent:
                 continue
             self._resume.remove(pair)
-            absent = [p for p in pair.players if p not in ready]
             who = self.players.get(absent[0])
             detail = (
                 f"pair {pair.deal_id} ({pair.players[0]} vs {pair.players[1]}) voided: open"

@@ -37,6 +37,8 @@ _PLAY_KEYS = {
     "reuse_bots", "out", "sandbox", "limits", "bot_uids", "require_sandbox",
 }  # fmt: skip
 _LADDER_KEYS = {"poll", "void_after"}
+_LATER_DEFAULTS = {"max_share": 0.5}
+"""Matchmaking keys added after ladders were first run, with their defaults (see ``to_dict``)."""
 _PLACEHOLDERS = [{"name": "placeholder-a", "command": "true"},
                  {"name": "placeholder-b", "command": "true"}]  # fmt: skip
 
@@ -49,7 +51,12 @@ class MatchmakingParams:
     """Probability that a pick ignores the ratings (each of the two picks): the floor of
     randomness that makes everyone meet everyone eventually."""
     repeat_weight: float = 0.25
-    """Weight factor of the opponent a player met in its previous pair (1: no penalty)."""
+    """Weight factor of the opponent a player was drawn against in its previous round (1: no
+    penalty)."""
+    max_share: float = 0.5
+    """Two players who met twice or more are not drawn together again if that would make their
+    meetings more than this share of either one's drawn pairs (unless every other candidate is
+    capped too). 1: no cap."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,10 +107,16 @@ class LadderConfig:
         return self.play.out
 
     def to_dict(self) -> dict[str, Any]:
-        """Canonical plain data: what the hash covers (play, matchmaking and ratings)."""
+        """Canonical plain data: what the hash covers (play, matchmaking and ratings). A key
+        added to a table later is left out while it has its default, so that a ladder started
+        before it keeps its hash."""
         play = self.play.to_dict()
         del play["bots"], play["format"], play["candidate"], play["games_per_pairing"]
-        return {"ladder": play, "matchmaking": asdict(self.matchmaking),
+        matchmaking = asdict(self.matchmaking)
+        for key, default in _LATER_DEFAULTS.items():
+            if matchmaking[key] == default:
+                del matchmaking[key]
+        return {"ladder": play, "matchmaking": matchmaking,
                 "ratings": asdict(self.ratings)}  # fmt: skip
 
     @property
@@ -143,7 +156,7 @@ def parse_ladder(data: dict[str, Any], *, source: str = "<config>") -> LadderCon
             hint = " (entrants are added with `gin-referee ladder add`)" if key == "bots" else ""
             raise ConfigError(src, key, f"unknown table{hint}")
     ladder = _table(data, "ladder", src, _PLAY_KEYS | _LADDER_KEYS)
-    mm = _table(data, "matchmaking", src, {"explore", "repeat_weight"})
+    mm = _table(data, "matchmaking", src, {"explore", "repeat_weight", "max_share"})
     rt = _table(
         data, "ratings", src, {"mu", "sigma", "beta", "tau", "rank_sigmas", "idle_sigma_per_day"}
     )
@@ -160,6 +173,7 @@ def parse_ladder(data: dict[str, Any], *, source: str = "<config>") -> LadderCon
     matchmaking = MatchmakingParams(
         explore=_number(mm, "explore", 0.1, src, "matchmaking.", 0.0, 1.0),
         repeat_weight=_number(mm, "repeat_weight", 0.25, src, "matchmaking.", 0.0, 1.0),
+        max_share=_number(mm, "max_share", 0.5, src, "matchmaking.", 0.0, 1.0),
     )
     ratings = RatingParams(
         mu=_number(rt, "mu", 25.0, src, "ratings.", -1e6, 1e6),

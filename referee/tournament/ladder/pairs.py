@@ -76,8 +76,10 @@ class PairLedger:
     def __init__(self, book: LadderBook) -> None:
         self.book = book
 
-    def schedule(self, row: PairRow) -> None:
-        """Write an open pair (before its games are added: its commitment comes first)."""
+    def schedule(self, row: PairRow, drawn: tuple[int, int] | None = None) -> None:
+        """Write an open pair (before its games are added: its commitment comes first); with
+        ``drawn`` (its round and index, :mod:`.rounds`), mark that drawn pair started, in the
+        same transaction (a pair is started once, whenever the referee stops)."""
         with self.book.tables.tx("schedule") as run:
             run(
                 f"INSERT INTO ladder_pairs (ladder, {_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
@@ -85,6 +87,12 @@ class PairLedger:
                 (self.book.ladder, row.deal_id, *row.players, ",".join(map(str, row.games)),
                  int(row.local), row.commitment, row.scheduled_at, None, None, None),
             )  # fmt: skip
+            if drawn is not None:
+                run(
+                    "UPDATE ladder_draws SET status = 'started', deal_id = ? WHERE ladder = ?"
+                    " AND round = ? AND idx = ? AND status = 'waiting'",
+                    (row.deal_id, self.book.ladder, *drawn),
+                )
 
     def close(self, deal_id: str, how: str, deal_key: str, *, now: float,
               audit: tuple[str, str, str] | None = None) -> bool:  # fmt: skip

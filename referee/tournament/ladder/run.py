@@ -2,12 +2,13 @@
 
 :class:`LadderRun` is a :class:`~referee.tournament.runner.TournamentRun` (same hub, seats,
 sandbox, CURVE, kept bots, store lifecycle, deal key) whose slots, instead of claiming the next
-game of a fixed schedule, each take a pair from the matchmaker (:mod:`.matchmaker`) among the
-players available now, append its games to the store (a duplicate pair: two games on one
-deal with the seats swapped), claim and play them, and rate the pair (:mod:`.skill`) into the
-book (:mod:`.book`). The book is read again whenever its revision changes (every ``poll``
-seconds at most, and when a game ends): added versions become available, superseded and retired
-ones stop being chosen (a pair in progress is finished) and their remote tokens are dismissed.
+game of a fixed schedule, each take the next drawn pair whose players are ready (the
+matchmaker's rounds, :mod:`.matchmaker` and :mod:`.queue`), append its games to the store (a
+duplicate pair: two games on one deal with the seats swapped), claim and play them, and rate
+the pair (:mod:`.skill`) into the book (:mod:`.book`). The book is read again whenever its
+revision changes (every ``poll`` seconds at most, and when a game ends): added versions become
+available, superseded and retired ones stop being chosen (a pair in progress is finished; a
+drawn pair not yet started is voided) and their remote tokens are dismissed.
 
 A run killed mid-pair leaves its games open in the store; the next run on the store plays
 them first (same deals: each pair's key derives from the ladder's, :mod:`.pairs`), rates any
@@ -219,7 +220,6 @@ class LadderRun(LadderChoosing):
         if self.book.record_pair(rows, deal_key=key):
             self.skills[a], self.skills[b] = new_a, new_b
             self.last_played[a] = self.last_played[b] = now
-            self.last_opponent[a], self.last_opponent[b] = b, a
             self.pairs_rated += 1
         else:  # rated already (by whom?): keep to what the book says
             LOGGER.warning("pair %s was rated already: its ratings are kept", pair.deal_id)

@@ -39,7 +39,14 @@ CREATE TABLE IF NOT EXISTS ladder_pairs (ladder TEXT NOT NULL, deal_id TEXT NOT 
     player_a TEXT NOT NULL, player_b TEXT NOT NULL, games TEXT NOT NULL,
     local INTEGER NOT NULL, commitment TEXT NOT NULL, scheduled_at {real} NOT NULL,
     closed TEXT CHECK (closed IN ('rated', 'voided', 'unrated')), closed_at {real},
-    deal_key TEXT, PRIMARY KEY (ladder, deal_id))"""
+    deal_key TEXT, PRIMARY KEY (ladder, deal_id));
+CREATE TABLE IF NOT EXISTS ladder_rounds (ladder TEXT NOT NULL, round INTEGER NOT NULL,
+    drawn_at {real} NOT NULL, seed TEXT NOT NULL, candidates TEXT NOT NULL, bye TEXT,
+    PRIMARY KEY (ladder, round));
+CREATE TABLE IF NOT EXISTS ladder_draws (ladder TEXT NOT NULL, round INTEGER NOT NULL,
+    idx INTEGER NOT NULL, player_a TEXT NOT NULL, player_b TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('waiting', 'started', 'voided')), deal_id TEXT,
+    detail TEXT, PRIMARY KEY (ladder, round, idx))"""
 SQLITE_SCHEMA = _SCHEMA.format(real="REAL", serial="INTEGER PRIMARY KEY")
 PG_SCHEMA = _SCHEMA.format(real="double precision", serial="bigserial PRIMARY KEY")
 _PG_LOCK = 0x6C6164  # advisory lock serialising the tables' creation
