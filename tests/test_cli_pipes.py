@@ -103,7 +103,10 @@ def test_results_into_a_closed_pipe_is_quiet(cup: Path) -> None:
         assert_quiet(*closed_reader("results", str(cup), "--format", fmt))
 
 
-@pytest.mark.parametrize("action", [["list"], ["list", "--json"], ["deals"], ["history"]])
+@pytest.mark.parametrize(
+    "action",
+    [["list"], ["list", "--json"], ["deals"], ["history"], ["rounds"], ["rounds", "--json"]],
+)
 def test_ladder_listings_into_a_closed_pipe_are_quiet(ladder: Path, action: list[str]) -> None:
     args = ["ladder", action[0], str(ladder), *(["greedy.v1"] if action == ["history"] else [])]
     assert_quiet(*closed_reader(*args, *action[1:]))

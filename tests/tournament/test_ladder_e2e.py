@@ -121,8 +121,8 @@ def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> N
     )
     keys = write_keypair(tmp_path / "keys", "alice")
     spectate = f"127.0.0.1:{free_port()}"
-    ladder, line = start(config, out, "--key-dir", str(tmp_path / "home"), "--spectate", spectate,
-                         "--spectate-lag", "0")  # the leaderboard is read as soon as rated
+    live = ["--spectate", spectate, "--spectate-lag", "0"]  # the leaderboard, read once rated
+    ladder, line = start(config, out, "--key-dir", str(tmp_path / "home"), *live)
     server_key = line.rsplit("referee key ", 1)[1].strip()
     remote: subprocess.Popen[bytes] | None = None
     try:

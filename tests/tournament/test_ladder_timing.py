@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from bench.common import free_port
+from bench.ladder_timing import sign_counts, simulate
 from referee.cli import main
 from referee.net.keys import write_keypair
 from referee.tournament.ladder import LadderBook, RoundLedger
@@ -66,13 +67,29 @@ G, S, R, A = "greedy.v1", "strong.v1", "rand.v1", "attacker.v1"
 def binomial_p(m: int, k: int) -> float:
     """Two-sided exact binomial test of ``m`` successes in ``k`` at 1/2 (twice the smaller
     tail, at most 1)."""
-    tail = sum(math.comb(k, i) for i in range(min(m, k - m) + 1)) / 2.0**k
-    return min(1.0, 2.0 * tail)
+    tail = sum(math.comb(k, i) for i in range(min(m, k - m) + 1))
+    return min(1.0, 2 * tail / (1 << k))  # integers divided: exact up to the float's rounding
 
 
 def test_the_binomial_test_has_the_stated_power() -> None:
     assert binomial_p(K_MIN, K_MIN) < ALPHA <= binomial_p(K_MIN - 1, K_MIN - 1)
     assert binomial_p(5, 10) == 1.0 and binomial_p(0, 4) == binomial_p(4, 4) == 0.125
+
+
+def test_simulated_the_old_rule_gives_the_attacker_the_weak_player_and_rounds_do_not() -> None:
+    """The control the real test cannot run (the old rule is gone): simulated at length
+    (bench/ladder_timing.py), the rule that chose among the players free at that moment gives
+    the attacker rand in nearly every pair, and rates it above greedy; the rounds give it
+    rand as often as greedy in the rounds that drew both."""
+    old = simulate("free", 400, seed=1)
+    (k, n), (kg, ng) = old.share(A), old.share(G)
+    assert k >= 0.95 * n and kg <= 0.05 * ng
+    assert old.skills[A].mu > old.skills[G].mu + 2.0
+    new = simulate("rounds", 3000, seed=1)
+    m1, m2 = sign_counts(new.rounds)
+    assert m1 + m2 > 300 and binomial_p(m1, m1 + m2) >= ALPHA, (m1, m2)
+    k, n = new.share(A)
+    assert 0.25 < k / n < 0.42  # about a third: one of the three matchings of a round
 
 
 def counts(out: Path) -> tuple[int, int, int]:

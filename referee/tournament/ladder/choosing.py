@@ -248,11 +248,12 @@ class LadderChoosing(TournamentRun):
         """The players of the next draw: every active, playable player, but those away that
         already hold a drawn pair (it waits for them)."""
         now = time.time()
+        holding = {name for drawn in self.queue.items for name in drawn.players}
         found = []
         for name, player in self.players.items():
             if not player.active or name in self.changed or self.bots.get(name) is None:
                 continue
-            if self.queue.holds(name) and not self._present(hub, name):
+            if name in holding and not self._present(hub, name):
                 continue
             skill = self._skill(name, now)
             found.append(Candidate(name, skill.mu, skill.sigma))

@@ -50,9 +50,10 @@ class MatchmakingParams:
     explore: float = 0.1
     """Probability that a pick ignores the ratings (each of the two picks): the floor of
     randomness that makes everyone meet everyone eventually."""
-    repeat_weight: float = 0.25
+    repeat_weight: float = 1.0
     """Weight factor of the opponent a player was drawn against in its previous round (1: no
-    penalty)."""
+    penalty, the default: a penalty on last round's pairs lets an entrant that chooses which
+    rounds it is drawn in choose its odds; docs/ladder.md)."""
     max_share: float = 0.5
     """Two players who met twice or more are not drawn together again if that would make their
     meetings more than this share of either one's drawn pairs (unless every other candidate is
@@ -172,7 +173,7 @@ def parse_ladder(data: dict[str, Any], *, source: str = "<config>") -> LadderCon
         raise ConfigError(src, key, err.problem) from None
     matchmaking = MatchmakingParams(
         explore=_number(mm, "explore", 0.1, src, "matchmaking.", 0.0, 1.0),
-        repeat_weight=_number(mm, "repeat_weight", 0.25, src, "matchmaking.", 0.0, 1.0),
+        repeat_weight=_number(mm, "repeat_weight", 1.0, src, "matchmaking.", 0.0, 1.0),
         max_share=_number(mm, "max_share", 0.5, src, "matchmaking.", 0.0, 1.0),
     )
     ratings = RatingParams(
