@@ -82,6 +82,7 @@ def no_error_logs(request: pytest.FixtureRequest) -> Iterator[_ErrorRecords]:
 
 LONGEST_FIRST = (
     "tests/e2e/test_fair_clocks.py",
+    "tests/tournament/test_ladder_timing.py",
     "tests/live/test_live_cli.py::test_a_run_with_nothing_left_to_play",
     "tests/e2e/test_shipped_bots.py",
     "tests/e2e/test_host_attacks.py::test_a_cpu_burner_cannot_starve_the_other_seat",
