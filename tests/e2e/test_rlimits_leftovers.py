@@ -96,9 +96,12 @@ async def test_without_the_purge_both_attacks_outlive_the_seat(
 ) -> None:
     """The control: with the purge turned off, the files and the grandchildren stay (the
     attacks are real), and are cleaned up here by the purge itself."""
-    from referee.net import leftovers
+    from referee.net import botuid, leftovers
 
     without_cgroups(monkeypatch)
+    # uids no other test leases: the purge below comes after the seats' leases ended, and
+    # would kill the bots of a test running beside this one (pytest -n) that leased the same
+    monkeypatch.setattr(botuid, "_range", range(61900, 61910))
     purge = leftovers.purge
     monkeypatch.setattr(leftovers, "purge", lambda uid: None)
     args = "fill 2 " + " ".join(f"@{d}" for d in shared_dirs)
