@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS snapshot_blobs (digest TEXT PRIMARY KEY, size {big} N
 _SQLITE = _SCHEMA.format(real="REAL", big="INTEGER", blob="BLOB")
 _PG = _SCHEMA.format(real="double precision", big="bigint", blob="bytea")
 _PG_LOCK = 0x736E6170  # advisory lock serialising the tables' creation
+BATCH = 8 << 20
+"""Bytes of file contents stored per transaction."""
 
 
 class SnapshotTables:
@@ -95,14 +97,27 @@ class SnapshotTables:
             raise StoreError(self.location, f"{what} failed: {exc}") from exc
 
     def put(self, tree: Tree, *, now: float) -> None:
-        """Store ``tree``'s manifest and the contents it holds that are not stored yet (in one
-        transaction: a tree is never stored without its files)."""
-        with self._tx("storing a version's files") as run:
+        """Store the contents ``tree`` holds that are not stored yet, in transactions of at
+        most :data:`BATCH` bytes (a running ladder's writes wait for one of them, not for a
+        whole version), then its manifest: a tree is never stored before its files (contents
+        left by an interrupted call are harmless, and used by the next)."""
+        with self._tx("reading the stored files") as run:
             have = self._have(run, tree.blobs)
-            for digest, data in tree.blobs.items():
-                if digest not in have:
+        batches: list[list[tuple[str, bytes]]] = [[]]
+        size = 0
+        for digest, data in tree.blobs.items():
+            if digest not in have:
+                if size + len(data) > BATCH and batches[-1]:
+                    batches.append([])
+                    size = 0
+                batches[-1].append((digest, data))
+                size += len(data)
+        for batch in filter(None, batches):
+            with self._tx("storing a version's files") as run:
+                for digest, data in batch:
                     run("INSERT INTO snapshot_blobs (digest, size, data) VALUES (?, ?, ?)"
                         " ON CONFLICT (digest) DO NOTHING", (digest, len(data), data))  # fmt: skip
+        with self._tx("storing a version's files") as run:
             run(
                 "INSERT INTO snapshot_trees (digest, manifest, entries, bytes, added_at)"
                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
