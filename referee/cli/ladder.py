@@ -30,6 +30,7 @@ from referee.cli.tournament import (
 from referee.net.keys import encode_key
 from referee.net.private import private_dir
 from referee.net.process import BotCommand
+from referee.tournament.botfiles import private_paths
 from referee.tournament.commandline import command_problem
 from referee.tournament.config import ConfigError
 from referee.tournament.games import GameOutcome
@@ -177,7 +178,7 @@ def _entrant_tree(args: argparse.Namespace) -> Tree | None:
     limits = TreeLimits(max_bytes=args.max_size or limits.max_bytes,
                         max_entries=args.max_files or limits.max_entries)  # fmt: skip
     try:
-        return scan(args.bot_dir, limits)
+        return scan(args.bot_dir, limits, refuse=private_paths(*([args.dir] if args.dir else [])))
     except SnapshotError as err:
         raise LadderError(f"--bot-dir: {err}") from None
 

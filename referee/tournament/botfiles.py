@@ -16,14 +16,25 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
+from referee.net import private
+from referee.net.keys import secret_dirs
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.snapshots import SnapshotError, SnapshotStore, Tree, scan
 from referee.tournament.store import Store, StoreError
 
-__all__ = ["BOT_SNAPSHOTS", "FilesUnavailable", "scan_bots", "snapshot_bots", "with_files"]
+__all__ = [
+    "BOT_SNAPSHOTS",
+    "FilesUnavailable",
+    "private_paths",
+    "scan_bots",
+    "snapshot_bots",
+    "with_files",
+]
 
 LOGGER = logging.getLogger(__name__)
 BOT_SNAPSHOTS = "bot_snapshots"
@@ -39,14 +50,22 @@ class FilesUnavailable(SnapshotError):
         self.player = player
 
 
-def scan_bots(config: TournamentConfig) -> dict[str, Tree]:
-    """The trees of the bots given as directories, read now (before anything is recorded):
-    :class:`SnapshotError` names what cannot be read or kept."""
+def private_paths(*extra: str | Path) -> list[str]:
+    """What no bot's files may hold or lie in: every output directory of the referee's user
+    (records, stores, deal keys), its key directories, and ``extra``."""
+    return [*private.outputs(), *secret_dirs(), *(os.fspath(p) for p in extra)]
+
+
+def scan_bots(config: TournamentConfig, out: Path) -> dict[str, Tree]:
+    """The trees of the bots given as directories, read now (before anything is recorded;
+    none may hold the tournament's output ``out``): :class:`SnapshotError` names what cannot
+    be read or kept."""
     trees = {}
+    refuse = private_paths(out)
     for bot in config.bots:
         if bot.dir is not None:
             try:
-                trees[bot.name] = scan(bot.dir)
+                trees[bot.name] = scan(bot.dir, refuse=refuse)
             except SnapshotError as err:
                 raise SnapshotError(f"bot {bot.name!r}: {err}") from None
     return trees

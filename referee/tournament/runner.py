@@ -148,7 +148,7 @@ class TournamentRun:
         private_dir(self.out)
         private_dir(self.out / "games")
         private_dir(self.out / "stderr")
-        trees = {} if self.worker else scan_bots(self.config)  # before anything is recorded
+        trees = {} if self.worker else scan_bots(self.config, self.out)  # nothing recorded yet
         remote = is_url(self.location)
         store = open_store(self.location, tournament=self.config.name if remote else None)
         member = Membership(store, role="worker" if self.worker else "tournament", lease=self.lease)

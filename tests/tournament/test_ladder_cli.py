@@ -87,7 +87,10 @@ def test_add_retire_list(tmp_path: Path, capsys: pytest.CaptureFixture[str],
             "a file outside the bot's directory",
         ),
         (["add", "{out}", "x", "--command", f"{PY} tests/x.py"], "--bot-dir DIR"),
-        (["add", "{out}", "x", "--bot-dir", "{out}/no", "--command", "true"], "no such directory"),
+        (
+            ["add", "{out}", "x", "--bot-dir", "{out}/../n", "--command", "true"],
+            "no such directory",
+        ),
         (
             [
                 "add",
@@ -121,6 +124,10 @@ def test_add_retire_list(tmp_path: Path, capsys: pytest.CaptureFixture[str],
             "over the limit",
         ),
         (["add", "{out}", "x", "--bot-dir", "/etc"], "give --command CMD"),
+        (
+            ["add", "{out}", "x", "--bot-dir", "{out}/..", "--command", "true"],
+            "holds or lies in the referee's private",
+        ),  # the ladder's own directory, its key
         (["add", "{out}", "x", "--remote", "--bot-dir", "/etc"], "--bot-dir is a local entrant's"),
         (["retire", "{out}", "x"], "no ladder store here"),
         (["list", "{out}"], "no ladder store here"),

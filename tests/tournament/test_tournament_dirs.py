@@ -104,3 +104,9 @@ def test_a_bad_directory_or_command_is_refused_before_anything_is_recorded(
     assert main(["tournament", str(path), "--out", str(tmp_path / "out")]) == 2
     assert "bot 'a': pipe: a FIFO" in capsys.readouterr().err
     assert not (tmp_path / "out" / "tournament.sqlite").exists()
+    # a directory that holds the tournament's own output (its records, its deal key)
+    (tmp_path / "bots" / "a" / "pipe").unlink()
+    path = write(tmp_path, directory=".")
+    assert main(["tournament", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert "holds or lies in the referee's private" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "tournament.sqlite").exists()

@@ -28,7 +28,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,6 +155,10 @@ class Tree:
         return tree
 
 
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _refuse(rel: str, what: str) -> SnapshotError:
     return SnapshotError(f"{rel or '.'}: {what}")
 
@@ -194,11 +198,19 @@ def _name(raw: str, rel_dir: str) -> str:
     return f"{rel_dir}/{raw}" if rel_dir else raw
 
 
-def scan(directory: str | Path, limits: TreeLimits | None = None) -> Tree:
+def scan(
+    directory: str | Path, limits: TreeLimits | None = None, *, refuse: Sequence[str] = ()
+) -> Tree:
     """Read ``directory`` (the top itself may be a link to one) into a :class:`Tree`;
-    :class:`SnapshotError` names what cannot be read or kept (see the module)."""
+    :class:`SnapshotError` names what cannot be read or kept (see the module), and a
+    directory that holds one of ``refuse`` or lies inside one (the referee's outputs and keys:
+    a bot's copy is readable by the bot)."""
     limits = limits or TreeLimits()
     top = os.fspath(directory)
+    real = os.path.realpath(top)
+    for private in (os.path.realpath(p) for p in refuse):
+        if _within(private, real) or _within(real, private):
+            raise SnapshotError(f"{top}: holds or lies in the referee's private {private}")
     try:
         top_fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
