@@ -111,7 +111,7 @@ async def with_files(files: SnapshotStore | None, entries: Sequence[BotEntry]) -
             raise FilesUnavailable(entry.name, "no store of versions' files here")
         try:
             path = files.ready(entry.files) or await asyncio.to_thread(files.files, entry.files)
-        except (SnapshotError, StoreError) as err:
+        except (SnapshotError, StoreError, OSError) as err:  # OSError: a full disk...
             raise FilesUnavailable(entry.name, str(err)) from err
         ready.append(replace(entry, cwd=str(path)))
     return ready
