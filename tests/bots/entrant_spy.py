@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import sys
 from typing import Any
 
@@ -96,15 +97,18 @@ def survey(found: dict[str, list[str]]) -> dict[str, Any]:
                 todo += [(os.path.join(path, n), depth - 1) for n in names[:200]]
         elif os.path.exists(path) or os.path.islink(path):
             try:
-                st = os.stat(path)
-                if st.st_mode & 0o170000 == 0o140000:  # a socket
+                mode = os.stat(path).st_mode
+                if stat.S_ISSOCK(mode):
                     with socket.socket(socket.AF_UNIX) as s:
                         s.settimeout(1)
                         s.connect(path)
                     reached[path] = "connected"
-                    continue
-                with open(path, "rb") as f:
-                    read[path] = f.read(300).decode(errors="replace")
+                elif stat.S_ISREG(mode):  # not a FIFO, which would wait for a writer
+                    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+                    with open(fd, "rb") as f:
+                        read[path] = f.read(300).decode(errors="replace")
+                else:
+                    read[path] = "error: not a regular file"
             except OSError as err:
                 read[path] = f"error: {err.strerror}"
         else:
