@@ -32,7 +32,7 @@ tag = Path("tag.txt").read_text().strip()
 sys.exit(run_bot_main(RandomBot(), f"{tag}@{time.time():.6f}", multi_match=True))
 """
 RACERS = ("racer-a", "racer-b", "racer-c")
-TRIES = 5
+TRIES = 8
 """Pairs played: each has one or two racers (three racers and one house bot): a try each."""
 
 
