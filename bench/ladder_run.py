@@ -6,12 +6,12 @@ deal key proves its records.
 
 Run: ``python -m bench.ladder_run [--phase 40] [--workers 3] [--out DIR]``. Timeline
 (``--phase`` seconds each): the ladder starts (``--workers N``: N - 1 worker processes beside
-it) with three local entrants (greedy, random, and ``mine``, a file that runs the greedy bot);
-remote ``alice`` (one connection, ``multi_match``) and ``bob`` (a connection per game, 6
-games, then gone) join; ``mine`` is uploaded again, changed (v2) and ``random`` retired; a
-worker is killed with SIGKILL while it plays a game; the ladder is killed with SIGKILL while a
-game is in play and started again; after a last phase it is stopped with SIGINT. Figures go to
-docs/performance.md ("The ladder").
+it) with three local entrants (greedy, random, and ``mine``, a directory whose ``bot.py`` runs
+the greedy bot); remote ``alice`` (one connection, ``multi_match``) and ``bob`` (a connection
+per game, 6 games, then gone) join; ``mine`` is uploaded again, changed (v2) and ``random``
+retired; a worker is killed with SIGKILL while it plays a game; the ladder is killed with
+SIGKILL while a game is in play and started again; after a last phase it is stopped with
+SIGINT. Figures go to docs/performance.md ("The ladder").
 """
 
 from __future__ import annotations
@@ -149,13 +149,15 @@ def main() -> None:
         base.chmod(0o755)  # a root referee's bots read their files as uids of their own
         out, home, path = base / "ladder", base / "home", base / "ladder" / "tournament.sqlite"
         (base / "ladder.toml").write_text(CONFIG)
-        mine = base / "mine.py"
+        mine = base / "mine" / "bot.py"
+        mine.parent.mkdir()
         mine.write_text(ENTRY)
         keys = {n: write_keypair(base / "keys", n) for n in ("alice", "bob")}
-        for name, command in (("greedy", f"{PY} -m sample_bots.greedy_bot"),
-                              ("random", f"{PY} -m sample_bots.random_bot"),
-                              ("mine", f"{PY} {mine}")):  # fmt: skip
-            cli("ladder", "add", str(out), name, "--command", command)
+        files = ["--bot-dir", str(mine.parent)]
+        for name, command, where in (("greedy", f"{PY} -m sample_bots.greedy_bot", []),
+                                     ("random", f"{PY} -m sample_bots.random_bot", []),
+                                     ("mine", f"{PY} bot.py", files)):  # fmt: skip
+            cli("ladder", "add", str(out), name, "--command", command, *where)
         tokens = {}
         for name, pair in keys.items():
             added = json.loads(cli("ladder", "add", str(out), name, "--remote",
@@ -178,7 +180,7 @@ def main() -> None:
                 remotes.append(subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL))
             time.sleep(args.phase)
             mine.write_text(ENTRY + "# version 2\n")
-            cli("ladder", "add", str(out), "mine", "--command", f"{PY} {mine}")
+            cli("ladder", "add", str(out), "mine", "--command", f"{PY} bot.py", *files)
             cli("ladder", "retire", str(out), "random")
             time.sleep(args.phase)
             worker_game, worker_pid = kill_a_worker(path, 60.0)

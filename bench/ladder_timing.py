@@ -222,8 +222,10 @@ def real(minutes: float, out_dir: Path) -> Outcome:
     ladder_dir = out_dir / "out"
     entry = "import sys\nfrom sample_bots.{} import main\n\nsys.exit(main())\n"
     for name, module in (("greedy", "greedy_bot"), ("rand", "random_bot")):
-        (out_dir / f"{name}.py").write_text(entry.format(module))
-        _cli("ladder", "add", str(ladder_dir), name, "--command", f"{PY} {out_dir / name}.py")
+        (out_dir / name).mkdir()
+        (out_dir / name / "bot.py").write_text(entry.format(module))
+        _cli("ladder", "add", str(ladder_dir), name, "--bot-dir", str(out_dir / name),
+             "--command", f"{PY} bot.py")  # fmt: skip
     _cli(
         "ladder", "add", str(ladder_dir), "strong", "--command", str(ROOT / "sample_bots/c/gin-bot")
     )

@@ -9,8 +9,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import shlex
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -32,6 +30,8 @@ from referee.cli.tournament import (
 from referee.net.keys import encode_key
 from referee.net.private import private_dir
 from referee.net.process import BotCommand
+from referee.tournament.botfiles import private_paths
+from referee.tournament.commandline import command_problem
 from referee.tournament.config import ConfigError
 from referee.tournament.games import GameOutcome
 from referee.tournament.ladder import (
@@ -41,13 +41,11 @@ from referee.tournament.ladder import (
     LadderRun,
     Pair,
     PairLedger,
-    fingerprint_command,
     ladder_board,
     leaderboard_text,
     load_ladder,
-    missing_files,
-    resolve_command,
 )
+from referee.tournament.snapshots import SnapshotError, SnapshotStore, Tree, TreeLimits, scan
 from referee.tournament.store import StoreError, is_url, open_store
 from referee.tournament.supervise import Supervisor
 from referee.tournament.worker import start_workers
@@ -162,16 +160,37 @@ async def run_ladder(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _add(args: argparse.Namespace, book: LadderBook) -> dict[str, Any]:
-    if args.command_line is not None:
-        BotCommand.parse(args.command_line)  # ValueError names what is wrong
-        command = resolve_command(args.command_line, Path.cwd())
-        program = shlex.split(command)[0]
-        if shutil.which(program) is None and not Path(program).is_file():
-            raise LadderError(f"--command: cannot find the program {program!r}")
-        fingerprint = fingerprint_command(command, Path.cwd())
-        player, new = book.add(args.name, now=time.time(), command=command,
-                               fingerprint=fingerprint)  # fmt: skip
+def _entrant_tree(args: argparse.Namespace) -> Tree | None:
+    """A local entrant's files, read now (its directory, or none), with its command checked
+    against them: before the store exists, so that a refusal records nothing."""
+    if args.command_line is None:
+        if args.bot_dir is not None:
+            raise LadderError("--bot-dir is a local entrant's: give its --command (run in it)")
+        return None
+    BotCommand.parse(args.command_line)  # ValueError names what is wrong
+    problem = command_problem(args.command_line, args.bot_dir)
+    if problem is not None:
+        hint = "" if args.bot_dir is not None else ": a local entrant's files are --bot-dir DIR"
+        raise LadderError(f"--command: {problem}{hint}")
+    if args.bot_dir is None:
+        return Tree(())  # a program of the host's: it runs in an empty directory
+    limits = TreeLimits()
+    limits = TreeLimits(max_bytes=args.max_size or limits.max_bytes,
+                        max_entries=args.max_files or limits.max_entries)  # fmt: skip
+    try:
+        return scan(args.bot_dir, limits, refuse=private_paths(*([args.dir] if args.dir else [])))
+    except SnapshotError as err:
+        raise LadderError(f"--bot-dir: {err}") from None
+
+
+def _add(
+    args: argparse.Namespace, book: LadderBook, location: str | Path, tree: Tree | None
+) -> dict[str, Any]:
+    if tree is not None:
+        root = None if args.dir is None else args.dir / "entrants"
+        snapshot = SnapshotStore(location, root).put(tree)
+        player, new = book.add(args.name, now=time.time(), command=args.command_line,
+                               files=snapshot.digest)  # fmt: skip
     else:
         key = None
         if args.public_key is not None:
@@ -182,6 +201,11 @@ def _add(args: argparse.Namespace, book: LadderBook) -> dict[str, Any]:
         shown["token"] = player.token  # the organiser hands it to the entrant, with the key
         shown["public_key"] = player.public_key
     return shown
+
+
+def _size(tree: Tree) -> str:
+    files = sum(e.kind == "file" for e in tree.entries)
+    return f"{files} file{'s' * (files != 1)}, {tree.size} bytes"
 
 
 def _history(book: LadderBook, player: str) -> tuple[list[dict[str, Any]], str]:
@@ -234,6 +258,7 @@ def _where(args: argparse.Namespace) -> tuple[str | Path, str]:
 def run_ladder_admin(args: argparse.Namespace) -> int:
     """``gin-referee ladder add|retire|list|history|deals|rounds DIR ...`` (or ``--store URL
     --ladder NAME``)."""
+    tree: Tree | None = None
     try:
         location, name = _where(args)
         if isinstance(location, Path) and args.action != "add" and not location.exists():
@@ -243,19 +268,17 @@ def run_ladder_admin(args: argparse.Namespace) -> int:
                 raise LadderError("give --command CMD (a local entrant) or --remote")
             if args.command_line is not None and args.remote:
                 raise LadderError("--command and --remote: an entrant is one or the other")
-            missing = missing_files(args.command_line or "", Path.cwd())
-            if missing:  # before the store exists: nothing is recorded
-                where = f"relative to {Path.cwd()}, where the entrant's paths are resolved"
-                raise LadderError(f"--command: no such file: {', '.join(missing)} ({where})")
+            tree = _entrant_tree(args)
             if args.dir is not None:
                 private_dir(args.dir)
         _check_ladder(location, name)
         replayed = True
         with LadderBook.open(location, ladder=name) as book:
             if args.action == "add":
-                data: Any = _add(args, book)
+                data: Any = _add(args, book, location, tree)
+                files = "" if tree is None else f", files {data['files'][:16]}: {_size(tree)}"
                 text = (f"{'added' if data['new'] else 'unchanged:'} {data['player']} "
-                        f"({data['kind']}, fingerprint {data['fingerprint']})")  # fmt: skip
+                        f"({data['kind']}, fingerprint {data['fingerprint']}{files})")  # fmt: skip
                 if data.get("token"):
                     text += f"\ntoken: {data['token']}"
             elif args.action == "retire":
@@ -274,6 +297,7 @@ def run_ladder_admin(args: argparse.Namespace) -> int:
                 text = (
                     "\n".join(
                         f"{p['player']:<24} {p['kind']:<6} {p['status']:<10} {p['fingerprint']}"
+                        f" {(p['files'] or '-')[:16]}"
                         for p in data["players"]
                     )
                     or "no entrants yet"

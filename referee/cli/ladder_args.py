@@ -10,6 +10,7 @@ from referee.cli.confinement import add_require_option
 from referee.cli.keys import add_security_options
 from referee.cli.logs import add_log_options
 from referee.cli.parsers import positive_seconds, spectate_options
+from referee.net.limits import parse_size
 from referee.tournament.defaults import LEASE_SECONDS
 
 __all__ = ["add_ladder_commands", "lag_seconds"]
@@ -24,6 +25,19 @@ def lag_seconds(text: str) -> float:
     if not 0.0 <= value < 1e6:
         raise argparse.ArgumentTypeError(f"must be 0 or more seconds (below 1e6), not {text}")
     return value
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text, "--max-size")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return int(text)
 
 
 def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,7 +75,29 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     add.add_argument("dir", type=Path, nargs="?", help="the ladder's directory")
     add.add_argument("name", help="the entrant (its versions are NAME.v1, NAME.v2...)")
     add.add_argument("--command", dest="command_line", default=None, metavar="CMD",
-                     help="a local entrant's command line, run in the sandbox")  # fmt: skip
+                     help="a local entrant's command line, run in the sandbox in its"
+                     " --bot-dir's snapshot")  # fmt: skip
+    add.add_argument(
+        "--bot-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a local entrant's files: snapshotted now, its version's files",
+    )
+    add.add_argument(
+        "--max-size",
+        type=_size,
+        default=None,
+        metavar="SIZE",
+        help="the most bytes its files may hold (default 256M)",
+    )
+    add.add_argument(
+        "--max-files",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="the most files, directories and links it may hold (default 20000)",
+    )
     add.add_argument("--remote", action="store_true", help="a remote entrant (connects itself)")
     add.add_argument("--public-key", default=None,
                      help="a remote entrant's CURVE public key (Z85 or its .key file)")  # fmt: skip

@@ -25,6 +25,7 @@ from referee.tournament.config import ConfigError, TournamentConfig, load_config
 from referee.tournament.lease import LEASE_SECONDS
 from referee.tournament.progress import Progress
 from referee.tournament.runner import GameOutcome, TournamentRun, schedule
+from referee.tournament.snapshots import SnapshotError
 from referee.tournament.store import StoreError, open_store
 from referee.tournament.supervise import Supervisor
 from referee.tournament.worker import (
@@ -228,7 +229,7 @@ async def _play_tournament(
     run.on_init = lambda store: store.set_meta(BOT_FILES_KEY, json.dumps(bot_files(config)))
     try:
         interrupted = await run_with_signals(run, stop)
-    except StoreError as err:
+    except (StoreError, SnapshotError) as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     finally:

@@ -24,6 +24,7 @@ from referee.tournament.ladder import (
     with_concurrency,
 )
 from referee.tournament.runner import TournamentRun
+from referee.tournament.snapshots import SnapshotError
 from referee.tournament.store import StoreError, is_url, open_store
 from referee.tournament.worker import STORE_ENV, WorkerError, check_joinable, worker_config
 
@@ -94,7 +95,7 @@ async def run_worker(args: argparse.Namespace) -> int:
         watcher = asyncio.ensure_future(_watch_parent(args.parent, stop))
     try:
         interrupted = await run_with_signals(run, stop)
-    except StoreError as err:
+    except (StoreError, SnapshotError) as err:
         print(f"gin-referee: {err}", file=sys.stderr)
         return EXIT_USAGE
     finally:

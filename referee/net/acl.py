@@ -13,14 +13,16 @@ on 127.0.0.1: the endpoint's tokens and bounds hold), with one warning.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import functools
 import logging
 import os
 import stat
 import struct
 
-__all__ = ["allow_search"]
+__all__ = ["allow_search", "grant_search", "revoke"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,22 +49,48 @@ def _entries(path: str) -> list[tuple[int, int, int]]:
     return [struct.unpack_from("<HHI", raw, 4 + 8 * i) for i in range((len(raw) - 4) // 8)]
 
 
-def allow_search(path: str, uid: int) -> None:
-    """Let ``uid`` search (not list) directory ``path``, keeping every other entry."""
+def _set(path: str, uid: int, perm: int | None) -> None:
+    """Give ``uid`` the entry ``perm`` on directory ``path`` (None: remove its entry), keeping
+    every other entry; the mask is the union of the named entries' and the group's. Under an
+    exclusive ``flock`` of the directory: processes of one host change its ACL one at a time."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         entries = [e for e in _entries(path) if not (e[0] == _USER and e[2] == uid)]
-        entries.append((_USER, _SEARCH, uid))
-        mask = [e for e in entries if e[0] == _MASK]
+        entries += [] if perm is None else [(_USER, perm, uid)]
         entries = [e for e in entries if e[0] != _MASK]
-        entries.append((_MASK, (mask[0][1] if mask else 0) | _SEARCH, _NO_ID))
+        named = [e[1] for e in entries if e[0] in (_USER, _GROUP)]
+        if named:  # without named entries no mask is needed: the mode alone remains
+            group = [e[1] for e in entries if e[0] == _GROUP_OBJ]
+            mask = functools.reduce(lambda a, b: a | b, named + group, 0)
+            entries.append((_MASK, mask, _NO_ID))
         entries.sort(key=lambda e: (e[0], e[2]))
         data = struct.pack("<I", _VERSION)
         data += b"".join(struct.pack("<HHI", *e) for e in entries)
-        os.setxattr(path, _XATTR, data)
+        os.setxattr(fd, _XATTR, data)
+    finally:
+        os.close(fd)
+
+
+def allow_search(path: str, uid: int) -> None:
+    """Let ``uid`` search (not list) directory ``path``, keeping every other entry."""
+    try:
+        _set(path, uid, _SEARCH)
     except OSError as err:
         _warn_once(f"no ACL on {os.path.dirname(path)} ({err.strerror}): the bots' ipc "
                    "directory is searchable by every local user")  # fmt: skip
         os.chmod(path, 0o711)
+
+
+def grant_search(path: str, uid: int) -> None:
+    """Let ``uid`` search directory ``path`` (OSError where the file system has no ACLs)."""
+    _set(path, uid, _SEARCH)
+
+
+def revoke(path: str, uid: int) -> None:
+    """Remove ``uid``'s entry from directory ``path``'s ACL (none, or no such path: nothing)."""
+    with contextlib.suppress(FileNotFoundError):
+        _set(path, uid, None)
 
 
 @functools.cache

@@ -16,8 +16,9 @@ seats. The two seats of a match therefore always run as different uids. The lock
 root's (mode 0700, checked: a directory someone else made is refused, not used).
 
 Limits: a uid is reused once its lease ends. Nothing a bot leaves behind outlives its seat
-(its files are in its private ``/tmp``; its processes die with its namespace), so a later
-bot with the same uid inherits nothing. The range must lie inside the uids the referee's own
+(its files are in its private ``/tmp``; its processes die with its namespace; the ACL entries
+its seat was given are journaled and revoked, :meth:`UidLease.let_in`), so a later bot with
+the same uid inherits nothing. The range must lie inside the uids the referee's own
 user namespace maps (a container with a user namespace of 65,536 uids maps 0-65535).
 """
 
@@ -31,7 +32,10 @@ import pwd
 import re
 import stat
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from referee.net import acl
 
 __all__ = ["DEFAULT_RANGE", "UidLease", "UidRangeError", "bot_range", "parse_range", "set_range"]
 
@@ -113,12 +117,33 @@ def _lock_dir() -> str:
     raise UidRangeError("no private directory for bot uid locks: " + "; ".join(problems))
 
 
+def _undo(journal: str, uid: int) -> None:
+    """Revoke the ACL entries of ``uid`` listed in ``journal`` (a seat's, which its referee
+    did not live to revoke), then remove the journal."""
+    try:
+        with open(journal, encoding="utf-8") as f:
+            paths = [line.rstrip("\n") for line in f if line.strip()]
+    except OSError:
+        return
+    for path in dict.fromkeys(paths):
+        with contextlib.suppress(OSError):
+            acl.revoke(path, uid)
+    with contextlib.suppress(OSError):
+        os.unlink(journal)
+
+
 @dataclass(eq=False, slots=True)
 class UidLease:
-    """One uid (and the gid of the same number) held for one seat's bot."""
+    """One uid (and the gid of the same number) held for one seat's bot.
+
+    A seat may be let into directories that are closed to other uids (at ``rlimits``, the
+    directory of its bot's own files: :meth:`let_in`); every such ACL entry is written first to
+    the uid's journal in the lock directory, and revoked when the lease is released, or, if the
+    referee died holding it, by the next lease of the uid before its bot starts."""
 
     uid: int
     _fd: int
+    _journal: str = ""
 
     @property
     def gid(self) -> int:
@@ -142,15 +167,32 @@ class UidLease:
                 except BlockingIOError:
                     os.close(fd)
                     continue
-                return cls(uid, fd)
+                journal = os.path.join(directory, f"{uid}.grants")
+                _undo(journal, uid)  # what a dead holder let it into
+                return cls(uid, fd, journal)
         first, last = uids.start, uids.stop - 1
         raise UidRangeError(
             f"every bot uid in {first}-{last} is in use (a seat holds each, or a host user "
             f"has it): name a larger range with --bot-uids"
         )
 
+    def let_in(self, paths: Sequence[str]) -> None:
+        """Let the uid search each directory of ``paths`` (an ACL entry each, journaled
+        first), until :meth:`release`. OSError where the file system has no ACLs."""
+        if not paths:
+            return
+        fd = os.open(self._journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, "".join(f"{path}\n" for path in paths).encode())
+        finally:
+            os.close(fd)
+        for path in paths:
+            acl.grant_search(path, self.uid)
+
     def release(self) -> None:
-        """Give the uid back (idempotent)."""
+        """Revoke what :meth:`let_in` granted, and give the uid back (idempotent)."""
         if self._fd >= 0:
+            if self._journal:
+                _undo(self._journal, self.uid)
             os.close(self._fd)
             self._fd = -1

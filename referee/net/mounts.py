@@ -18,6 +18,9 @@ fill it, read-only, with only:
 * for a command word with ``..``: each directory the kernel walks before a ``..``, made empty
   (the word is started as given);
 * what the operator names (``--expose PATH``, a bot's ``expose`` list);
+* the directory of the bot's own files when it has one (a version's snapshot,
+  ``BotCommand.own_dir``), bound last, so even inside the referee's hidden output; nothing in
+  it makes another host path visible (:func:`command_paths`);
 * a private ``/tmp`` (a tmpfs of ``tmp_size``, also ``HOME`` and ``TMPDIR``), its own
   ``/proc``, and a ``/dev`` of ``null``, ``zero``, ``full``, ``random``, ``urandom`` and the
   ``fd``/``stdin``/``stdout``/``stderr`` links, itself read-only; ``/dev/shm`` is a link to
@@ -152,9 +155,14 @@ def _sdk_root() -> str | None:
     return os.path.dirname(os.path.dirname(os.path.abspath(origin))) if origin else None
 
 
-def command_paths(argv: Sequence[str], cwd: str, search_path: str | None = None) -> list[str]:
+def command_paths(
+    argv: Sequence[str], cwd: str, search_path: str | None = None, own: str | None = None
+) -> list[str]:
     """The host paths a bot's command needs, as described in the module docstring (existing
-    paths only, in the order found, without repeats).
+    paths only, in the order found, without repeats). With ``own`` (the directory of the bot's
+    own files, a version's snapshot), nothing inside it makes another host path visible: its
+    links, the installation a program of it links to and the ``#!`` interpreter it names
+    (but for ``env NAME``, found on the operator's ``PATH``) are not followed.
 
     >>> command_paths(["/no/such/bot"], "/") == command_paths([], "/")
     True
@@ -162,8 +170,12 @@ def command_paths(argv: Sequence[str], cwd: str, search_path: str | None = None)
     found: list[str] = []
 
     def add(path: str | None) -> None:
-        if path and path != "/" and os.path.exists(path) and path not in found:
+        ours = own is not None and path is not None and _under(os.path.realpath(path), (own,))
+        if path and path != "/" and os.path.exists(path) and path not in found and not ours:
             found.append(path)
+
+    def theirs(path: str) -> bool:  # a file of the bot's own: it opens nothing else
+        return own is not None and _under(os.path.normpath(path), (own,))
 
     program = argv[0] if argv else ""
     if program and os.sep not in program:
@@ -174,15 +186,17 @@ def command_paths(argv: Sequence[str], cwd: str, search_path: str | None = None)
         if word and os.path.exists(path):
             files.append(path)
     interpreter = _shebang(files[0], search_path) if files and program else None
+    if theirs(files[0] if files else "/") and not _found_on(interpreter, search_path):
+        interpreter = None  # a script of the bot's own names an interpreter: not shown for it
     if interpreter and os.path.exists(interpreter):
         files.append(interpreter)
     add(cwd)
-    own = [cwd]  # the bot's directories: their symlinks are followed
+    dirs = [cwd]  # the bot's directories: their symlinks are followed
     for path in files:
         venv = _venv_root(path)
         add(venv or (path if os.path.isdir(path) else os.path.dirname(path)))
-        own.append(path if os.path.isdir(path) else os.path.dirname(path))
-        if os.path.isfile(path) and os.access(path, os.X_OK):
+        dirs.append(path if os.path.isdir(path) else os.path.dirname(path))
+        if os.path.isfile(path) and os.access(path, os.X_OK) and not theirs(path):
             add(_prefix(path))
             for hop in links.resolve_link(path, os.path.dirname(path)):  # a chain of links
                 add(hop)
@@ -190,15 +204,24 @@ def command_paths(argv: Sequence[str], cwd: str, search_path: str | None = None)
     for word in argv:  # as given, the kernel walks each directory before a ``..``
         if ".." in word.split(os.sep):
             add(os.path.join(cwd, word))
-    for directory in own:
-        if not _under(directory, SYSTEM_TREES):
+    for directory in dirs:
+        if not _under(directory, SYSTEM_TREES) and not theirs(directory):
             for target in links.link_targets(directory):
                 add(target)
     for directory in (search_path or "").split(os.pathsep):  # what a script finds on PATH
-        if os.path.isabs(directory) and _under(directory, found) and not _under(directory, own):
+        if os.path.isabs(directory) and _under(directory, found) and not _under(directory, dirs):
             for target in links.link_targets(directory, recursive=False):
                 add(target)
     return found
+
+
+def _found_on(interpreter: str | None, search_path: str | None) -> bool:
+    """Whether ``interpreter`` is what ``env NAME`` finds on ``search_path`` (the operator's
+    programs, not a path a bot's script names)."""
+    if interpreter is None:
+        return False
+    found = shutil.which(os.path.basename(interpreter), path=search_path)
+    return found is not None and os.path.abspath(found) == interpreter
 
 
 def visible_paths(paths: Iterable[str]) -> list[str]:
@@ -245,12 +268,18 @@ def _waypoints(paths: Iterable[str]) -> list[str]:
 
 
 def filesystem_args(
-    paths: Sequence[str], *, tmp_size: int, hide: Sequence[str] = (), sockets: Sequence[str] = ()
+    paths: Sequence[str],
+    *,
+    tmp_size: int,
+    hide: Sequence[str] = (),
+    sockets: Sequence[str] = (),
+    own: str | None = None,
 ) -> list[str]:
     """bubblewrap options for the whole filesystem a bot sees: the system trees, ``/etc``'s
     allowlist, ``paths`` (host paths, bound read-only where they are), ``sockets`` (unix socket
     files bound alone), a private ``/tmp``, ``/proc`` and a minimal read-only ``/dev``; then
-    an empty tmpfs over each directory of ``hide`` that lies inside a visible path."""
+    an empty tmpfs over each directory of ``hide`` that lies inside a visible path; last, the
+    directory ``own`` (the bot's own files), read-only, even inside a hidden one."""
     args: list[str] = []
     for tree in SYSTEM_TREES:
         if os.path.islink(tree):
@@ -260,7 +289,8 @@ def filesystem_args(
     etc = [path for path in ETC_ALLOWLIST if os.path.lexists(path)]
     etc += sorted(p for pattern in ETC_PATTERNS for p in glob.glob(pattern) if os.path.isdir(p))
     hidden_dirs = [os.path.abspath(path) for path in hide]
-    shown = [p for p in visible_paths(paths) if not _under(p, hidden_dirs)]
+    mine = [] if own is None else [os.path.abspath(own)]
+    shown = [p for p in visible_paths(paths) if not _under(p, (*hidden_dirs, *mine))]
     ways = [p for p in _waypoints(paths) if not _under(p, (*SYSTEM_TREES, "/etc", *shown))]
     args += ["--size", str(tmp_size), "--perms", "1777", "--tmpfs", "/tmp"]
     # bubblewrap would make the directories above a mount point 0700 (as root: root's)
@@ -283,6 +313,10 @@ def filesystem_args(
     for hidden in hidden_dirs:
         if os.path.isdir(hidden) and _under(hidden, shown):
             args += ["--tmpfs", hidden]
+    for path in mine:  # its parents are made (inside a hidden directory: on its tmpfs)
+        for parent in _parents([path]):
+            args += ["--perms", "0755", "--dir", parent]
+        args += ["--ro-bind", path, path]
     return args
 
 
@@ -291,12 +325,18 @@ class UnreachableError(Exception):
 
 
 def check_reachable(
-    argv: Sequence[str], cwd: str | None, search_path: str | None, uid: int
+    argv: Sequence[str],
+    cwd: str | None,
+    search_path: str | None,
+    uid: int,
+    granted: Iterable[str] = (),
 ) -> None:
     """Raise :class:`UnreachableError` naming the first directory that keeps ``uid`` (an
-    unprivileged stranger: only the "other" permission bits count) from the bot's working
-    directory, its program or the installation the program runs from. Without namespaces the
-    bot sees the host's paths as they are."""
+    unprivileged stranger: only the "other" permission bits count, and the ``granted``
+    directories its seat was let into) from the bot's working directory, its program or the
+    installation the program runs from. Without namespaces the bot sees the host's paths as
+    they are."""
+    let_in = set(granted)
     workdir = os.path.abspath(cwd or os.getcwd())
     program = argv[0]
     if os.sep not in program:
@@ -312,7 +352,7 @@ def check_reachable(
             here = os.path.join(here, part)
             with contextlib.suppress(OSError):
                 mode = os.stat(here).st_mode
-                if not mode & stat.S_IXOTH:
+                if not mode & stat.S_IXOTH and here not in let_in:
                     raise UnreachableError(
                         f"at sandbox level rlimits the bot runs as uid {uid}, which cannot reach "
                         f"{target} ({here} is mode {stat.S_IMODE(mode):o}): use the namespaces "

@@ -338,12 +338,16 @@ def wrap(
     hide: Sequence[str] = (),
     uid: int | None = None,
     expose: Sequence[str] = (),
+    own: str | None = None,
+    granted: Sequence[str] = (),
 ) -> Launch:
     """The command line that runs ``argv`` at ``level`` (``none``: ``argv`` unchanged; the
     caller adds its parent-death signal), as host ``uid`` when given (the referee is root).
     ``endpoint`` is the bot's ``GIN_REFEREE_ENDPOINT``: an ``ipc://`` socket is bound in;
     ``tcp://`` keeps the host network; any other (none) gives no network at all. ``expose``
-    lists more host paths the bot sees (read-only)."""
+    lists more host paths the bot sees (read-only); ``own`` is the directory of its own files,
+    shown even inside a hidden one (at ``rlimits``, ``granted`` lists the directories its
+    ``uid`` was let into: :mod:`referee.net.mounts`)."""
     tools = _tools()
     prlimit = [tools["prlimit"] or "prlimit", *limits.prlimit_args(), "--"]
     setuid = [] if uid is None else _setuid_argv(uid)
@@ -352,7 +356,7 @@ def wrap(
         if os.geteuid() == 0:
             setpriv += _DROP_CAPS
         if uid is not None:
-            mounts.check_reachable(argv, cwd, env.get("PATH"), uid)
+            mounts.check_reachable(argv, cwd, env.get("PATH"), uid, granted)
             setpriv += _uid_options(uid)
         return Launch((*setpriv, "--", *prlimit, *argv))
     if level is not SandboxLevel.NAMESPACES:
@@ -373,13 +377,15 @@ def wrap(
         else:
             args += ["--seccomp", str(fd)]
             fds = (fd,)
-    paths = [*mounts.command_paths(argv, workdir, env.get("PATH")), *expose]
+    paths = [*mounts.command_paths(argv, workdir, env.get("PATH"), own), *expose]
     socket_path = endpoint.removeprefix("ipc://")
     sockets = [socket_path] if endpoint.startswith("ipc://") and not share_net else []
     # the referee's output (this run's, every run's: a bot may share the referee's uid) and
     # keys: an empty tmpfs
     hidden = [*hide, *secret_dirs(), *private.outputs()]
-    args += mounts.filesystem_args(paths, tmp_size=limits.tmp_size, hide=hidden, sockets=sockets)
+    args += mounts.filesystem_args(
+        paths, tmp_size=limits.tmp_size, hide=hidden, sockets=sockets, own=own
+    )
     args += ["--clearenv", "--chdir", workdir if os.path.isdir(workdir) else "/"]
     for key, value in env.items():
         args += ["--setenv", key, value]
@@ -406,10 +412,12 @@ def command_line(
     hide: Sequence[str] = (),
     uid: int | None = None,
     expose: Sequence[str] = (),
+    own: str | None = None,
+    granted: Sequence[str] = (),
 ) -> Launch:
     """What to spawn for ``argv`` at ``level`` (``env`` is the bot's whole environment), as
     host ``uid`` if given; under ``namespaces`` the directories in ``hide`` look empty to the
-    bot and it sees ``expose`` besides what its command needs (:mod:`referee.net.mounts`).
+    bot and it sees ``expose`` and ``own`` besides what its command needs (:func:`wrap`).
     The bare argv when the program or the working directory does not resolve, so that the
     spawn fails with its precise reason."""
     if not _resolves(argv[0], cwd, env):
@@ -421,7 +429,7 @@ def command_line(
     endpoint = env.get("GIN_REFEREE_ENDPOINT", "")
     return wrap(
         argv, level=level, limits=limits, cwd=cwd, endpoint=endpoint, nice=nice, env=env,
-        hide=hide, uid=uid, expose=expose,
+        hide=hide, uid=uid, expose=expose, own=own, granted=granted,
     )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ import logging
 import os
 import shlex
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -57,6 +58,11 @@ class BotCommand:
     limits: Limits = field(default_factory=Limits)
     expose: tuple[str, ...] = ()
     """More host paths the bot sees, read-only, under ``namespaces`` (:mod:`referee.net.mounts`)."""
+    own_dir: str | None = None
+    """The directory of the bot's own files (a version's snapshot, its working directory):
+    shown to it even inside the referee's hidden output, and nothing in it makes another host
+    path visible (:func:`referee.net.mounts.command_paths`); at ``rlimits`` a root referee lets
+    the seat's uid into it (:func:`_let_in`)."""
 
     def __post_init__(self) -> None:
         if self.sandbox not in sandbox.SANDBOX_CHOICES:
@@ -71,7 +77,7 @@ class BotCommand:
         for arg in argv:
             if not isinstance(arg, str) or "\0" in arg:
                 raise ValueError(f"bad bot command argument {arg!r}")
-        for path in self.expose:
+        for path in (*self.expose, *([] if self.own_dir is None else [self.own_dir])):
             if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
                 raise ValueError(f"a path to expose must be absolute, got {path!r}")
         object.__setattr__(self, "argv", argv)
@@ -171,6 +177,7 @@ def spawn(
         launch = sandbox.command_line(
             cmd.argv, cwd=cmd.cwd, env=child_env, level=level, limits=cmd.limits, nice=nice,
             hide=hide, uid=None if lease is None else lease.uid, expose=cmd.expose,
+            own=cmd.own_dir, granted=_let_in(cmd, level, lease, hide),
         )  # fmt: skip
     except BaseException as exc:
         if lease is not None:
@@ -255,6 +262,34 @@ def _lease(cmd: BotCommand, level: SandboxLevel) -> UidLease | None:
         return UidLease.acquire()
     except UidRangeError as exc:
         raise BotStartError(cmd.argv, str(exc)) from exc
+
+
+def _let_in(
+    cmd: BotCommand, level: SandboxLevel, lease: UidLease | None, hide: Sequence[str]
+) -> tuple[str, ...]:
+    """At ``rlimits`` (no mounts), let a root referee's bot reach its own files inside the
+    referee's 0700 output: an ACL entry for its uid on each closed directory on the way that
+    lies in the output (``hide``), revoked with its uid's lease; the directories above the
+    output are the operator's (:func:`mounts.check_reachable` names one that is closed). The
+    directories let in; none at other levels."""
+    if lease is None or level is not SandboxLevel.RLIMITS or cmd.own_dir is None:
+        return ()
+    outputs = [os.path.abspath(path) for path in hide]
+    closed, here = [], os.path.abspath(cmd.own_dir)
+    while here != "/":
+        inside = any(here == o or here.startswith(o.rstrip("/") + "/") for o in outputs)
+        if inside and not os.stat(here).st_mode & stat.S_IXOTH:
+            closed.append(here)
+        here = os.path.dirname(here)
+    try:
+        lease.let_in(closed[::-1])
+    except OSError as err:
+        raise mounts.UnreachableError(
+            f"at sandbox level rlimits the bot runs as uid {lease.uid}, which cannot be let into"
+            f" its files ({err.filename or closed[0]}: no ACL here: {err.strerror}): use the"
+            " namespaces level"
+        ) from err
+    return tuple(closed)
 
 
 def _start_reason(exc: BaseException, cmd: BotCommand) -> str:

@@ -23,6 +23,7 @@ from referee.net.process import BotCommand
 from referee.net.requirement import LEVELS as REQUIRE_LEVELS
 from referee.net.sandbox import SANDBOX_CHOICES
 from referee.rules import RuleSet
+from referee.tournament.commandline import command_problem
 
 __all__ = [
     "BotEntry",
@@ -67,15 +68,26 @@ class BotEntry:
     public_key: bytes | None = None
     """A remote bot's CURVE public key (raw; Z85 ``public_key`` in the file): its token is
     accepted only from a connection authenticated with it. Not hashed (keys may be replaced)."""
+    dir: str | None = None
+    """The directory of a local bot's files (``dir``, absolute once loaded), snapshotted when
+    the tournament first runs (:mod:`referee.tournament.botfiles`). Not hashed: the snapshot's
+    digest is stored, and the games play it."""
+    files: str | None = None
+    """The digest of the bot's files (its snapshot), once known; recorded in every game."""
+    cwd: str | None = None
+    """The directory it runs in here (the snapshot's copy on this machine), once known."""
 
     def bot_command(self) -> BotCommand:
-        """The command to start this (local) bot with its sandbox, limits and variables."""
+        """The command to start this (local) bot with its sandbox, limits and variables; one
+        with its own files runs in their directory, which it sees whatever hides it."""
         if self.command is None:
             raise ValueError(f"bot {self.name!r} is remote: nothing to start")
-        command = BotCommand.parse(self.command)
+        if self.files is not None and self.cwd is None:
+            raise ValueError(f"bot {self.name!r}: its files are not on this machine yet")
+        command = BotCommand.parse(self.command, cwd=self.cwd)
         return replace(
             command, sandbox=self.sandbox, limits=self.limits, pass_env=self.pass_env,
-            expose=self.expose,
+            expose=self.expose, own_dir=self.cwd if self.files is not None else None,
         )  # fmt: skip
 
 
@@ -230,7 +242,7 @@ def _bots(raw: Any, src: str, sandbox: str, limits: Limits) -> tuple[BotEntry, .
         path = f"bots[{i}]."
         if not isinstance(table, dict):
             raise ConfigError(src, f"bots[{i}]", "expected a table")
-        confinement = {"sandbox", "limits", "env", "expose"}
+        confinement = {"sandbox", "limits", "env", "expose", "dir"}
         allowed = {"name", "command", "remote", "token", "public_key", *confinement}
         _check_keys(table, allowed, src, path)
         name = _get(table, "name", str, src, path)
@@ -266,7 +278,11 @@ def _bots(raw: Any, src: str, sandbox: str, limits: Limits) -> tuple[BotEntry, .
         level, bot_limits = _confinement(table, src, path, sandbox, limits)
         pass_env = _pass_env(table, src, path)
         expose = _expose(table, src, path)
-        bots.append(BotEntry(name, command, None, level, bot_limits, pass_env, expose))
+        directory = _get(table, "dir", str, src, path)
+        if directory is not None and (not directory or "\0" in directory):
+            raise ConfigError(src, path + "dir", "expected a directory's path")
+        bots.append(BotEntry(name, command, None, level, bot_limits, pass_env, expose,
+                             dir=directory))  # fmt: skip
     return tuple(bots)
 
 
@@ -406,8 +422,19 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def load_config(path: Path) -> TournamentConfig:
-    """Read and validate a TOML file; :class:`ConfigError` names what is wrong."""
+    """Read and validate a TOML file (a bot's ``dir`` and ``out`` are relative to it);
+    :class:`ConfigError` names what is wrong."""
     config = parse_config(read_toml(path), source=str(path))
     if config.out is not None and not config.out.is_absolute():
         config = replace(config, out=path.parent / config.out)
-    return config
+    bots = list(config.bots)
+    for i, bot in enumerate(bots):
+        if bot.dir is not None and bot.command is not None:
+            directory = (path.parent / bot.dir).absolute()
+            if not directory.is_dir():
+                raise ConfigError(str(path), f"bots[{i}].dir", f"no such directory: {directory}")
+            problem = command_problem(bot.command, directory, expose=bot.expose)
+            if problem is not None:
+                raise ConfigError(str(path), f"bots[{i}].command", f"{problem} (run in dir)")
+            bots[i] = replace(bot, dir=str(directory))
+    return replace(config, bots=tuple(bots))

@@ -46,6 +46,7 @@ from referee.net.private import private_dir
 from referee.net.process import BotProcess
 from referee.net.transport import RouterTransport, TransportConfig
 from referee.net.turns import turns_of
+from referee.tournament.botfiles import FilesUnavailable, scan_bots, snapshot_bots, with_files
 from referee.tournament.bots import BotKeeper
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.dealkey import open_deal
@@ -59,6 +60,7 @@ from referee.tournament.games import (
     schedule,
 )
 from referee.tournament.lease import LEASE_SECONDS, Membership
+from referee.tournament.snapshots import SnapshotStore
 from referee.tournament.store import Claim, GameSpec, Store, StoreError, is_url, open_store
 
 __all__ = ["STDERR_TAIL", "GameOutcome", "TournamentRun", "schedule"]
@@ -136,6 +138,8 @@ class TournamentRun:
         tried again by this run; the other games go on."""
         self.deal = Deal.random()
         """The tournament's deal secrets (replaced by :func:`open_deal` when the run starts)."""
+        self.files = SnapshotStore(self.location, out / "entrants")
+        """The bots' files, where they are given as directories (:mod:`.botfiles`)."""
 
     async def run(self) -> Store:
         """Play every unplayed game; returns the store (closed: reopen it to read results)."""
@@ -144,6 +148,7 @@ class TournamentRun:
         private_dir(self.out)
         private_dir(self.out / "games")
         private_dir(self.out / "stderr")
+        trees = {} if self.worker else scan_bots(self.config, self.out)  # nothing recorded yet
         remote = is_url(self.location)
         store = open_store(self.location, tournament=self.config.name if remote else None)
         member = Membership(store, role="worker" if self.worker else "tournament", lease=self.lease)
@@ -153,6 +158,7 @@ class TournamentRun:
             member.join(exclusive=not self.worker)
             self.resumed = not created
             self.deal = open_deal(self.out, self.config.seed, store, created=created)
+            self.bots.update(snapshot_bots(self.config, store, self.files, trees))
             self._joined(store)
             silence = round(5000 * self.config.time.heartbeat)
             ring = KeyRing()
@@ -278,29 +284,35 @@ class TournamentRun:
         files: dict[str, bytes] | None = None
         loop = asyncio.get_running_loop()
         window = turns_of(loop).stalls.window(loop.time())  # this game's lag and stalls
+        error: str | None = None
         try:
             result = await self._play(hub, keeper, claim.game, claim.attempt)
             if result is not None and result.error is None:
                 files = game_files(self.out, claim) if is_url(self.location) else None
                 result = compress_record_of(result)
+            error = None if result is None else result.error
         except asyncio.CancelledError:
             store.release(claim)
             raise
+        except FilesUnavailable as err:  # the machine's fault, not the bot's
+            result, error = None, str(err)
+            self._cannot_play(err.player)
         finally:
             timings = window.close(loop.time())
             self.lag_max = max(self.lag_max, timings["lag_max"])
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
+        if error is not None:  # a referee bug: not a result; the others go on
+            LOGGER.error("game %d not played: %s", claim.game.game_id, error)
+            self.failed[claim.game.game_id] = error
+            store.release(claim)
+            return ""
         if result is None:  # stopped before the end: give the game back
             store.release(claim)
             return None
-        if result.error is not None:  # a referee bug: not a result; the others go on
-            LOGGER.error("game %d not played: %s", claim.game.game_id, result.error)
-            self.failed[claim.game.game_id] = result.error
-            store.release(claim)
-            return ""
         stored = result_dict(claim.game, result)
+        stored["files"] = [self.bots[name].files for name in (claim.game.seat0, claim.game.seat1)]
         faults = stored["faults"]
         ok = store.record(
             claim, result=stored, faults=faults, timings=timings,
@@ -311,6 +323,10 @@ class TournamentRun:
         if ok and self.on_game is not None:
             self.on_game(GameOutcome(claim.game, stored))
         return claim.game.pairing if keeper.kept else ""
+
+    def _cannot_play(self, name: str) -> None:
+        """A bot whose files cannot be had here (its game is a failed one): nothing more to do
+        in a tournament, whose schedule is fixed (a ladder chooses it no more)."""
 
     def _game_over(self) -> None:
         """Wake the slots waiting in :meth:`_others_playing` (a game of this run ended)."""
@@ -371,7 +387,8 @@ class TournamentRun:
             max_hands_per_game=config.max_hands_per_game,
             match_id=f"g{spec.game_id:06d}-a{attempt}",
         )
-        entries = (self.bots[spec.seat0], self.bots[spec.seat1])
+        seat0, seat1 = await with_files(self.files, (self.bots[spec.seat0], self.bots[spec.seat1]))
+        entries = (seat0, seat1)
         local_names = [e.name if e.command is not None else "" for e in entries]
         while True:
             if not await self._await_remotes(hub, entries):
@@ -425,6 +442,7 @@ class TournamentRun:
                     )
             asked = [e.sandbox for e in entries if e.command is not None]
             recorder.header_extra["sandbox"] = sandbox_level(processes, asked)
+            recorder.header_extra["files"] = [e.files for e in entries]
             result = await play_watched(
                 match_config,
                 (links[0], links[1]),

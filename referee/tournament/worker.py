@@ -62,7 +62,7 @@ def bot_files(config: TournamentConfig, cwd: Path | None = None) -> dict[str, di
     base = cwd or Path.cwd()
     found: dict[str, dict[str, str]] = {}
     for bot in config.bots:
-        if bot.command is None:
+        if bot.command is None or bot.dir is not None:  # a directory's bot: stored snapshot
             continue
         digests: dict[str, str] = {}
         for word in shlex.split(bot.command):

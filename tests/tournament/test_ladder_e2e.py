@@ -41,16 +41,22 @@ RANDOM_ENTRY = "import sys\nfrom sample_bots.random_bot import main\n\nsys.exit(
 
 
 def setup(tmp_path: Path, concurrency: int, startup: float = 15.0) -> tuple[Path, Path, Path]:
-    """The config, the ladder's directory and an entrant's program (a file: versions); a
-    random bot's program is ``RAND`` in ``tmp_path`` (every bot's command names a file of
-    the test, so that no process of theirs can outlive it unseen)."""
-    tmp_path.chmod(0o755)  # a root referee's bot reads its own files as a uid of its own
+    """The config, the ladder's directory and an entrant's program (``mine/bot.py``: its
+    versions); a random bot's is ``rand/bot.py`` in ``tmp_path`` (each is added with
+    :func:`local`: its directory snapshotted into the ladder's, whose path the sandbox's
+    command line names, so that no process of theirs can outlive it unseen)."""
     config = tmp_path / "ladder.toml"
     config.write_text(CONFIG.format(concurrency=concurrency, startup=startup))
-    entry = tmp_path / "mybot.py"
-    entry.write_text(ENTRY)
-    (tmp_path / "rand.py").write_text(RANDOM_ENTRY)
+    entry = tmp_path / "mine" / "bot.py"
+    for path, source in ((entry, ENTRY), (tmp_path / "rand" / "bot.py", RANDOM_ENTRY)):
+        path.parent.mkdir()
+        path.write_text(source)
     return config, tmp_path / "out", entry
+
+
+def local(directory: Path) -> list[str]:
+    """``ladder add``'s words for a Python entrant whose files are ``directory``."""
+    return ["--bot-dir", str(directory), "--command", f"{PY} bot.py"]
 
 
 def start(config: Path, out: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
@@ -115,10 +121,8 @@ def processes_mentioning(text: str) -> list[int]:
 
 def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> None:
     config, out, entry = setup(tmp_path, concurrency=2)
-    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
-    assert (
-        main(["ladder", "add", str(out), "rand", "--command", f"{PY} {tmp_path / 'rand.py'}"]) == 0
-    )
+    assert main(["ladder", "add", str(out), "mine", *local(entry.parent)]) == 0
+    assert main(["ladder", "add", str(out), "rand", *local(tmp_path / "rand")]) == 0
     keys = write_keypair(tmp_path / "keys", "alice")
     spectate = f"127.0.0.1:{free_port()}"
     live = ["--spectate", spectate, "--spectate-lag", "0"]  # the leaderboard, read once rated
@@ -128,9 +132,9 @@ def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> N
     try:
         wait_for("a first rated pair", lambda: len(ratings(out)) == 2, within=90)
         # a third local entrant and a remote one join while it runs
-        (tmp_path / "greedy.py").write_text(ENTRY + "# another program\n")
-        assert main(["ladder", "add", str(out), "greedy", "--command",
-                     f"{PY} {tmp_path / 'greedy.py'}"]) == 0  # fmt: skip
+        (tmp_path / "greedy").mkdir()
+        (tmp_path / "greedy" / "bot.py").write_text(ENTRY + "# another program\n")
+        assert main(["ladder", "add", str(out), "greedy", *local(tmp_path / "greedy")]) == 0
         assert main(["ladder", "add", str(out), "alice", "--remote", "--token",
                      "alice-token-123", f"--public-key={keys.public_z85}"]) == 0  # fmt: skip
         env = {
@@ -147,7 +151,7 @@ def test_a_ladder_takes_entrants_and_versions_while_it_runs(tmp_path: Path) -> N
         )
         # a new version of "mine": the program changed
         entry.write_text(ENTRY + "# version 2\n")
-        assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
+        assert main(["ladder", "add", str(out), "mine", *local(entry.parent)]) == 0
         wanted = {"mine.v2", "alice.v1", "greedy.v1"}
         wait_for("the new players rated", lambda: wanted <= set(ratings(out)), within=150)
         # alice uploads a new version: a new key and token; her old connection is sent away
@@ -204,10 +208,8 @@ def test_results_ladder_prints_the_leaderboard(
 ) -> None:
     config, out, entry = setup(tmp_path, concurrency=1)
     assert main(["results", str(tmp_path), "--ladder"]) == 2  # no store there
-    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
-    assert (
-        main(["ladder", "add", str(out), "rand", "--command", f"{PY} {tmp_path / 'rand.py'}"]) == 0
-    )
+    assert main(["ladder", "add", str(out), "mine", *local(entry.parent)]) == 0
+    assert main(["ladder", "add", str(out), "rand", *local(tmp_path / "rand")]) == 0
     ladder, _ = start(config, out, "--insecure")
     try:
         second = subprocess.run(
@@ -217,10 +219,11 @@ def test_results_ladder_prints_the_leaderboard(
         )  # fmt: skip
         assert second.returncode == 2 and "is being played by another referee" in second.stderr
         wait_for("a rated pair", lambda: len(ratings(out)) == 2, within=90)
-        # rand's program changes without a new version: it is not played again
-        (tmp_path / "rand.py").write_text(RANDOM_ENTRY + "# changed in place\n")
-        log = out / "referee.log.jsonl"
-        wait_for("the warning", lambda: "rand.v1 is not played: its files changed" in text(log))
+        # rand's source changes without a new version: rand.v1 plays on, from its snapshot
+        (tmp_path / "rand" / "bot.py").write_text(RANDOM_ENTRY + "# changed in place\n")
+        played = ratings(out)["rand.v1"][2]
+        wait_for("another pair", lambda: ratings(out)["rand.v1"][2] > played, within=90)
+        assert "is not played" not in text(out / "referee.log.jsonl")
     finally:
         stop(ladder)
     capsys.readouterr()
@@ -244,10 +247,8 @@ def test_results_ladder_prints_the_leaderboard(
 
 def test_a_ladder_killed_mid_game_loses_nothing_and_plays_nothing_twice(tmp_path: Path) -> None:
     config, out, entry = setup(tmp_path, concurrency=1)
-    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
-    assert (
-        main(["ladder", "add", str(out), "rand", "--command", f"{PY} {tmp_path / 'rand.py'}"]) == 0
-    )
+    assert main(["ladder", "add", str(out), "mine", *local(entry.parent)]) == 0
+    assert main(["ladder", "add", str(out), "rand", *local(tmp_path / "rand")]) == 0
     path = out / "tournament.sqlite"
 
     def counts() -> dict[str, int]:
@@ -308,7 +309,7 @@ def test_a_remote_bot_that_leaves_mid_pair_stalls_nobody(tmp_path: Path) -> None
     """alice plays one game and leaves: her pair's second game waits for her only the start-up
     time, she loses it by a start-up fault, the pair is rated, and the others play on."""
     config, out, entry = setup(tmp_path, concurrency=1, startup=2.0)
-    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
+    assert main(["ladder", "add", str(out), "mine", *local(entry.parent)]) == 0
     assert main(["ladder", "add", str(out), "alice", "--remote", "--token", "alice-token-1"]) == 0
     ladder, line = start(config, out, "--insecure")
     endpoint = line.split("serving on ", 1)[1].split(";", 1)[0]
@@ -318,9 +319,7 @@ def test_a_remote_bot_that_leaves_mid_pair_stalls_nobody(tmp_path: Path) -> None
     try:
         wait_for("alice's pair rated", lambda: "alice.v1" in ratings(out), within=90)
         assert remote.wait(30) == 0  # she played her one game and left
-        assert (
-            main(["ladder", "add", str(out), "rand", "--command", f"{PY} {tmp_path}/rand.py"]) == 0
-        )
+        assert main(["ladder", "add", str(out), "rand", *local(tmp_path / "rand")]) == 0
         wait_for("the others play on", lambda: ratings(out).get("rand.v1", (0, 0, 0))[2] >= 2,
                  within=90)  # fmt: skip
     finally:

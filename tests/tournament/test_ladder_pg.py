@@ -13,9 +13,8 @@ from referee.cli import main
 from referee.tournament.ladder import LadderBook
 from referee.tournament.store import open_store
 from tests.e2e.daemon import wait_for
-from tests.e2e.helpers import PY
 from tests.pgserver import pg_server, why_unavailable
-from tests.tournament.test_ladder_e2e import processes_mentioning, setup, start, stop
+from tests.tournament.test_ladder_e2e import local, processes_mentioning, setup, start, stop
 
 WHY = why_unavailable()
 pytestmark = [
@@ -29,8 +28,8 @@ def test_a_ladder_on_postgresql(tmp_path: Path, capsys: pytest.CaptureFixture[st
     with pg_server("fsync=off") as server:
         url = server.database()
         admin = ["--store", url, "--ladder", "e2e"]
-        assert main(["ladder", "add", *admin, "mine", "--command", f"{PY} {entry}"]) == 0
-        assert main(["ladder", "add", *admin, "rand", "--command", f"{PY} {tmp_path}/rand.py"]) == 0
+        assert main(["ladder", "add", *admin, "mine", *local(entry.parent)]) == 0
+        assert main(["ladder", "add", *admin, "rand", *local(tmp_path / "rand")]) == 0
         with LadderBook.open(url, ladder="other") as other:  # another ladder of the database
             other.add("ghost", now=1.0, command="true", fingerprint="f")
         ladder, _ = start(config, out, "--insecure", "--store", url)

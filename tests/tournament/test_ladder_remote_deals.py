@@ -22,7 +22,7 @@ from referee.tournament.ladder import LadderBook, PairLedger
 from referee.tournament.store import GameSpec, SqliteStore
 from tests.e2e.daemon import text, wait_for
 from tests.e2e.helpers import PY
-from tests.tournament.test_ladder_e2e import LOOP, setup, start, stop
+from tests.tournament.test_ladder_e2e import LOOP, local, setup, start, stop
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -44,7 +44,7 @@ def test_a_remote_player_that_remembers_its_first_game_knows_nothing_in_the_seco
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config, out, entry = setup(tmp_path, concurrency=1, startup=60.0)
-    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
+    assert main(["ladder", "add", str(out), "mine", *local(entry.parent)]) == 0
     assert main(["ladder", "add", str(out), "alice", "--remote", "--token", "alice-token-1"]) == 0
     ladder, line = start(config, out, "--insecure")
     endpoint = line.split("serving on ", 1)[1].split(";", 1)[0]

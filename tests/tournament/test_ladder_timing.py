@@ -38,7 +38,13 @@ from referee.tournament.ladder import LadderBook, RoundLedger
 from referee.tournament.store import SqliteStore
 from tests.e2e.daemon import text, wait_for
 from tests.e2e.helpers import PY
-from tests.tournament.test_ladder_e2e import ENTRY, RANDOM_ENTRY, processes_mentioning, ratings
+from tests.tournament.test_ladder_e2e import (
+    ENTRY,
+    RANDOM_ENTRY,
+    local,
+    processes_mentioning,
+    ratings,
+)
 from tests.tournament.test_ladder_e2e import start as start_ladder
 from tests.tournament.test_ladder_e2e import stop as stop_ladder
 
@@ -114,9 +120,9 @@ def test_an_entrant_timing_its_connections_meets_whom_an_honest_one_meets(
     config.write_text(CONFIG)
     out = tmp_path / "out"
     for name, program in (("greedy", ENTRY), ("rand", RANDOM_ENTRY)):
-        (tmp_path / f"{name}.py").write_text(program)
-        assert main(["ladder", "add", str(out), name, "--command",
-                     f"{PY} {tmp_path / name}.py"]) == 0  # fmt: skip
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "bot.py").write_text(program)
+        assert main(["ladder", "add", str(out), name, *local(tmp_path / name)]) == 0
     assert main(["ladder", "add", str(out), "strong", "--command", str(C_BOT)]) == 0
     keys = write_keypair(tmp_path / "keys", "attacker")
     assert main(["ladder", "add", str(out), "attacker", "--remote", "--token", "attacker-token-1",

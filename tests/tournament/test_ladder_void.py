@@ -1,7 +1,8 @@
 """A pair left open by a stopped ladder whose remote player never comes back is voided once it
 has waited ``ladder.void_after``: its recorded game is kept (and provable with the pair's
 revealed key), it is never rated, the audit log says so, and the others play on. A worker
-refuses to join with a program that is not the one the ladder added."""
+refuses to join with a program that is not the one the ladder added (a version added before
+snapshots, whose command names its file)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ from pathlib import Path
 import pytest
 
 from referee.cli import main
-from referee.tournament.ladder import LadderBook, PairLedger
+from referee.tournament.ladder import LadderBook, PairLedger, fingerprint_command
 from referee.tournament.store import SqliteStore
 from tests.e2e.daemon import text, wait_for
 from tests.e2e.helpers import PY
 from tests.tournament.test_ladder_e2e import (
     LOOP,
     RANDOM_ENTRY,
+    local,
     processes_mentioning,
     ratings,
     setup,
@@ -34,7 +36,7 @@ def test_a_pair_whose_remote_player_never_returns_is_voided(
 ) -> None:
     config, out, entry = setup(tmp_path, concurrency=1, startup=60.0)
     path = out / "tournament.sqlite"
-    assert main(["ladder", "add", str(out), "mine", "--command", f"{PY} {entry}"]) == 0
+    assert main(["ladder", "add", str(out), "mine", *local(entry.parent)]) == 0
     assert main(["ladder", "add", str(out), "alice", "--remote", "--token", "alice-token-1"]) == 0
     ladder, line = start(config, out, "--insecure")
     endpoint = line.split("serving on ", 1)[1].split(";", 1)[0]
@@ -61,7 +63,7 @@ def test_a_pair_whose_remote_player_never_returns_is_voided(
     assert pair.closed is None and pair.deal_key is None
     # the grace is an operational setting (not hashed): a shorter one, and a third entrant
     config.write_text(config.read_text().replace("poll = 0.2", "poll = 0.2\nvoid_after = 0.5"))
-    assert main(["ladder", "add", str(out), "rand", "--command", f"{PY} {tmp_path}/rand.py"]) == 0
+    assert main(["ladder", "add", str(out), "rand", *local(tmp_path / "rand")]) == 0
     again, _ = start(config, out, "--insecure")
     try:
         wait_for("the others play on", lambda: "rand.v1" in ratings(out), within=90)
@@ -89,10 +91,17 @@ def test_a_pair_whose_remote_player_never_returns_is_voided(
     capsys.readouterr()
     assert main(["ladder", "list", str(out), "--json"]) == 0
     assert any(e["action"] == "void" for e in json.loads(capsys.readouterr().out)["log"])
-    # a worker with another program than the one added is refused, as bad flags are
-    (tmp_path / "rand.py").write_text(RANDOM_ENTRY + "# changed in place\n")
+    # a version added before snapshots (its command names its file) whose file changed in
+    # place: a worker with that program is refused, as bad flags are
+    legacy = tmp_path / "legacy.py"
+    legacy.write_text(RANDOM_ENTRY)
+    command = f"{PY} {legacy}"
+    with LadderBook.open(path) as book:
+        book.add("old", now=1.0, command=command,
+                 fingerprint=fingerprint_command(command, tmp_path))  # fmt: skip
+    legacy.write_text(RANDOM_ENTRY + "# changed in place\n")
     assert main(["worker", "--store", str(path)]) == 2
-    assert "entrant rand.v1: its command or files differ" in capsys.readouterr().err
+    assert "entrant old.v1: its command or files differ" in capsys.readouterr().err
     assert main(["ladder", "run", str(config), "--out", str(out), "--workers", "0"]) == 2
     assert "--workers must be a number" in capsys.readouterr().err
     assert not processes_mentioning(str(tmp_path))

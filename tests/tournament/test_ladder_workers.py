@@ -27,9 +27,8 @@ from referee.cli import main
 from referee.tournament.ladder import LadderBook, PairLedger
 from referee.tournament.store import GameRow, Runner, open_store
 from tests.e2e.daemon import wait_for
-from tests.e2e.helpers import PY
 from tests.pgserver import pg_server, why_unavailable
-from tests.tournament.test_ladder_e2e import processes_mentioning, setup, start, stop
+from tests.tournament.test_ladder_e2e import local, processes_mentioning, setup, start, stop
 
 pytestmark = pytest.mark.timeout(300)
 WHY = why_unavailable()
@@ -86,8 +85,8 @@ def test_a_worker_killed_mid_game_loses_nothing_and_plays_nothing_twice(
     config, out, entry = setup(tmp_path, concurrency=2, startup=60.0)
     with a_store(kind, out) as location:
         where = admin(location, out)
-        assert main(["ladder", "add", *where, "mine", "--command", f"{PY} {entry}"]) == 0
-        assert main(["ladder", "add", *where, "rand", "--command", f"{PY} {tmp_path}/rand.py"]) == 0
+        assert main(["ladder", "add", *where, "mine", *local(entry.parent)]) == 0
+        assert main(["ladder", "add", *where, "rand", *local(tmp_path / "rand")]) == 0
         extra = ["--store", location] if kind == "postgresql" else []
         spectate = f"127.0.0.1:{free_port()}"
         spec = ["--spectate", spectate] if kind == "sqlite" else []

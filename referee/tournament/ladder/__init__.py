@@ -15,8 +15,7 @@ from referee.tournament.ladder.book import (
     Player,
     RatingRow,
     fingerprint_command,
-    missing_files,
-    resolve_command,
+    fingerprint_version,
 )
 from referee.tournament.ladder.config import (
     LadderConfig,
@@ -70,6 +69,7 @@ __all__ = [
     "SkillModel",
     "draw_round",
     "fingerprint_command",
+    "fingerprint_version",
     "ladder_board",
     "leaderboard",
     "ladder_worker_config",
@@ -81,8 +81,6 @@ __all__ = [
     "parse_ladder",
     "replay",
     "round_seed",
-    "missing_files",
-    "resolve_command",
     "unplayed",
     "with_concurrency",
 ]

@@ -3,11 +3,13 @@ every entrant, with its lineage), the audit log of additions and retirements, an
 history. ``gin-referee ladder add|retire|list`` write and read it while ``ladder run`` plays.
 
 An *entrant* is a competitor (a name); each version of it is a *player* of its own,
-``NAME.vN``, rated from scratch. A version is either a local command (run in the sandbox; its
-fingerprint is the SHA-256 of the command and of every file it names by path) or a remote bot
-(a token to present, and, under CURVE, the public key it must connect with; its fingerprint
-is the key's). Adding an entrant whose active version has the same kind and fingerprint
-changes nothing; anything else makes a new version and ends the previous one (``superseded``).
+``NAME.vN``, rated from scratch. A version is either a local command run in its files'
+snapshot (:mod:`referee.tournament.snapshots`; its fingerprint is the SHA-256 of the command
+and of the snapshot's digest; a version added before snapshots: of the command and of every
+file it names by path) or a remote bot (a token to present, and, under CURVE, the public key
+it must connect with; its fingerprint is the key's). Adding an entrant whose active version
+has the same kind and fingerprint changes nothing; anything else makes a new version and ends
+the previous one (``superseded``).
 Retiring ends the active version (``retired``). Ended players keep their ratings and history.
 
 Rows are never deleted; the log says who was added, updated and retired, and when.
@@ -32,13 +34,12 @@ __all__ = [
     "Player",
     "RatingRow",
     "fingerprint_command",
-    "missing_files",
-    "resolve_command",
+    "fingerprint_version",
 ]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,47}")
 _PLAYER_COLUMNS = ("player, entrant, version, kind, command, fingerprint, token, public_key,"
-                   " added_at, ended_at, ended")  # fmt: skip
+                   " added_at, ended_at, ended, files")  # fmt: skip
 
 
 class LadderError(ValueError):
@@ -62,6 +63,9 @@ class Player:
     ended_at: float | None
     ended: str | None
     """None while active, else ``superseded`` or ``retired``."""
+    files: str | None = None
+    """A local version's files: its snapshot's digest (None: a version added before
+    snapshots, which runs its command as it was added, or a remote one)."""
 
     @property
     def active(self) -> bool:
@@ -76,7 +80,7 @@ class Player:
     def lineage(self) -> dict[str, object]:
         """What may be published about it: no token, no command line (paths are private)."""
         return {"player": self.player, "entrant": self.entrant, "version": self.version,
-                "kind": self.kind, "fingerprint": self.fingerprint[:16],
+                "kind": self.kind, "fingerprint": self.fingerprint[:16], "files": self.files,
                 "added_at": self.added_at, "ended_at": self.ended_at,
                 "status": self.status}  # fmt: skip
 
@@ -94,37 +98,6 @@ class RatingRow:
     at: float
 
 
-def resolve_command(command: str, cwd: Path) -> str:
-    """``command`` with each word that names an existing file by a relative path (a word
-    with a ``/``) made absolute against ``cwd``: the ladder runs it from any directory."""
-    words = shlex.split(command)
-    for i, word in enumerate(words):
-        if "/" in word and not word.startswith("/") and (cwd / word).is_file():
-            words[i] = str((cwd / word).resolve())
-    return shlex.join(words)
-
-
-def missing_files(command: str, cwd: Path) -> list[str]:
-    """The words of ``command`` after its program that look like paths (a ``/`` in them, not
-    an option or a URL) and name nothing, relative to ``cwd`` (where the entrant's paths are
-    resolved): ``python3 bots/greedy.py`` with no ``bots/greedy.py`` is a mistake to refuse
-    before the ladder starts it.
-
-    >>> missing_files("python3 no/such/bot.py -m pkg.mod --flag=a/b", Path("/"))
-    ['no/such/bot.py']
-    """
-    try:
-        words = shlex.split(command)[1:]
-    except ValueError:  # not a command line: parsing it says so
-        return []
-    return [
-        word
-        for word in words
-        if "/" in word and not word.startswith("-") and "://" not in word
-        and not (cwd / word).exists()
-    ]  # fmt: skip
-
-
 def fingerprint_command(command: str, cwd: Path) -> str:
     """SHA-256 of ``command`` and of each file it names by a path (a word with a ``/``,
     relative to ``cwd``): a changed program is a new version."""
@@ -134,6 +107,11 @@ def fingerprint_command(command: str, cwd: Path) -> str:
         if "/" in word and path.is_file():
             digest.update(b"\0" + word.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+def fingerprint_version(command: str, files: str) -> str:
+    """A local version's fingerprint: SHA-256 of its command and of its files' digest."""
+    return hashlib.sha256(f"gin-referee version v1\0{command}\0{files}".encode()).hexdigest()
 
 
 def check_entrant(name: str) -> str:
@@ -190,19 +168,25 @@ class LadderBook:
         fingerprint: str | None = None,
         public_key: str | None = None,
         token: str | None = None,
+        files: str | None = None,
     ) -> tuple[Player, bool]:
         """Add an entrant, or a new version of it: a local ``command`` (with its
-        ``fingerprint``), or a remote bot (``public_key`` and/or ``token``, drawn if None).
-        Returns the active version and whether it is new (False: the same version is active)."""
+        ``fingerprint`` and its ``files``' digest, :func:`fingerprint_version`), or a remote bot
+        (``public_key`` and/or ``token``, drawn if None). Returns the active version and
+        whether it is new (False: the same version is active)."""
         check_entrant(entrant)
         if (command is None) == (public_key is None and token is None):
             raise LadderError("an entrant is a local command or a remote bot (key/token)")
         kind = "local" if command is not None else "remote"
         if kind == "local":
+            if files is not None and command is not None:
+                fingerprint = fingerprint or fingerprint_version(command, files)
             if not fingerprint:
                 raise LadderError("a local entrant needs its command's fingerprint")
             print_ = fingerprint
         else:
+            if files is not None:
+                raise LadderError("a remote entrant's files are its own: it has none here")
             if token is not None and (len(token) < 8 or not token.isprintable()):
                 raise LadderError("a remote entrant's token: 8 or more printable characters")
             token = token or secrets.token_urlsafe(18)
@@ -222,7 +206,7 @@ class LadderBook:
                 raise LadderError("that token is taken: give another, or none to draw one")
             version = 1 if last is None else last.version + 1
             player = Player(f"{entrant}.v{version}", entrant, version, kind, command, print_,
-                            token, public_key, now, None, None)  # fmt: skip
+                            token, public_key, now, None, None, files)  # fmt: skip
             if last is not None and last.active:
                 run(
                     "UPDATE ladder_players SET ended = 'superseded', ended_at = ?"
@@ -231,11 +215,12 @@ class LadderBook:
                 )
             run(
                 f"INSERT INTO ladder_players (ladder, {_PLAYER_COLUMNS})"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (lad, player.player, entrant, version, kind, command, print_, token, public_key,
-                 now, None, None),
+                 now, None, None, files),
             )  # fmt: skip
-            detail = f"{kind} {print_[:16]}" + (
+            shown = "" if files is None else f", files {files[:16]}"
+            detail = f"{kind} {print_[:16]}{shown}" + (
                 "" if last is None else f" (after {last.player}, {last.status})"
             )
             self.log_entry(run, now, "add", entrant, player.player, detail)

@@ -88,6 +88,12 @@ class LadderRun(LadderChoosing):
                 "%d pair(s) left open by an earlier run are played first", len(self._resume)
             )
 
+    def _cannot_play(self, name: str) -> None:
+        """A version whose files cannot be had here is not chosen again by this run."""
+        if name not in self.changed:
+            LOGGER.warning("%s is not played again by this run: its files cannot be had here", name)
+            self.changed.add(name)
+
     # ------------------------------------------------------------- playing and rating
 
     async def _work(self, store: Store, hub: Hub, keeper: BotKeeper) -> None:

@@ -24,8 +24,8 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS ladder_players (ladder TEXT NOT NULL,
     player TEXT NOT NULL, entrant TEXT NOT NULL, version INTEGER NOT NULL CHECK (version > 0),
     kind TEXT NOT NULL CHECK (kind IN ('local', 'remote')), command TEXT, fingerprint TEXT NOT NULL,
     token TEXT UNIQUE, public_key TEXT, added_at {real} NOT NULL, ended_at {real},
-    ended TEXT CHECK (ended IN ('superseded', 'retired')), PRIMARY KEY (ladder, player),
-    UNIQUE (ladder, entrant, version));
+    ended TEXT CHECK (ended IN ('superseded', 'retired')), files TEXT,
+    PRIMARY KEY (ladder, player), UNIQUE (ladder, entrant, version));
 CREATE TABLE IF NOT EXISTS ladder_log (seq {serial}, ladder TEXT NOT NULL, at {real} NOT NULL,
     action TEXT NOT NULL, entrant TEXT NOT NULL, player TEXT, detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS ladder_current (ladder TEXT NOT NULL, player TEXT NOT NULL,
@@ -48,6 +48,8 @@ CREATE TABLE IF NOT EXISTS ladder_draws (ladder TEXT NOT NULL, round INTEGER NOT
     status TEXT NOT NULL CHECK (status IN ('waiting', 'started', 'voided')), deal_id TEXT,
     detail TEXT, PRIMARY KEY (ladder, round, idx))"""
 SQLITE_SCHEMA = _SCHEMA.format(real="REAL", serial="INTEGER PRIMARY KEY")
+_FILES_COLUMN = "ALTER TABLE ladder_players ADD COLUMN {maybe}files TEXT"
+"""The digest of a local version's files (its snapshot), added to books made before it."""
 PG_SCHEMA = _SCHEMA.format(real="double precision", serial="bigserial PRIMARY KEY")
 _PG_LOCK = 0x6C6164  # advisory lock serialising the tables' creation
 
@@ -78,6 +80,9 @@ class Tables:
             with transaction(conn, "BEGIN IMMEDIATE"):
                 for statement in SQLITE_SCHEMA.split(";\n"):
                     conn.execute(statement)
+                columns = {row[1] for row in conn.execute("PRAGMA table_info(ladder_players)")}
+                if "files" not in columns:
+                    conn.execute(_FILES_COLUMN.format(maybe=""))
         except sqlite3.Error as exc:
             raise StoreError(path, f"cannot open the ladder's tables: {exc}") from exc
         return cls(str(path), conn, postgres=False)
@@ -94,6 +99,12 @@ class Tables:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK,))
                 for statement in PG_SCHEMA.split(";\n"):
                     conn.execute(statement)
+                has = conn.execute(
+                    "SELECT 1 FROM information_schema.columns WHERE table_schema ="
+                    " current_schema() AND table_name = 'ladder_players' AND column_name = 'files'"
+                ).fetchone()
+                if has is None:
+                    conn.execute(_FILES_COLUMN.format(maybe="IF NOT EXISTS "))
         except psycopg.Error as exc:
             raise StoreError(redact(url), f"cannot open the ladder's tables: {exc}") from exc
         return cls(redact(url), conn, postgres=True)

@@ -10,6 +10,7 @@ delete of a done game and any delete of a fault. The lifecycle is :mod:`.base`'s
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -95,6 +96,12 @@ class SqliteStore(StoreBase):
         SQLite, another application's database, a newer schema or a failed integrity check raise
         :class:`StoreError`; a file that is not ours is never written to.
         """
+        try:  # made 0600 whatever the umask: SQLite gives its journal the file's mode
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise StoreError(path, f"cannot open: {exc.strerror}") from exc
         try:
             conn = sqlite3.connect(
                 path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
