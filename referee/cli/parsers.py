@@ -80,9 +80,8 @@ def add_match_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     m.add_argument("bot_b", help="second bot, same forms")
     m.add_argument("--games", type=int, default=10, help="games to play (default 10)")
     m.add_argument("--target-points", type=int, default=None, help="end at this many points")
-    m.add_argument(
-        "--rules", default="standard", help="preset: standard, classic, oklahoma, straight"
-    )
+    m.add_argument("--rules", default="standard",
+                   help="standard, classic, oklahoma, straight, eaai, or a TOML file")  # fmt: skip
     m.add_argument(
         "--seed",
         type=int,
@@ -203,7 +202,7 @@ def add_tournament_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     s.add_argument("--max-games", type=int, default=2000, help="stop undecided after this many")
     s.add_argument("--concurrency", type=int, default=2, help="games played at once")
     s.add_argument("--rules", default="standard",
-                   help="preset: standard, classic, oklahoma, straight")  # fmt: skip
+                   help="standard, classic, oklahoma, straight, eaai, or a TOML file")  # fmt: skip
     s.add_argument("--move-time", type=float, default=1.0, help="seconds per decision")
     s.add_argument("--bank", type=float, default=30.0, help="per-game time bank, seconds")
     s.add_argument(

@@ -314,7 +314,7 @@ class BotProcess:
     def stop_keeping_stdout(self) -> None:
         """The bot said hello: its stdout is dropped from now on (idempotent)."""
         if self._stdout is not None:
-            self._stdout.keeping = False
+            self._stdout.stop()
 
     @property
     def stdout_kept(self) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from pathlib import Path
 from typing import BinaryIO
 
@@ -101,6 +102,19 @@ class StdoutSink(asyncio.Protocol):
         if self.keeping:
             self.kept += len(data)
             self.into.data_received(data)
+
+    def stop(self) -> None:
+        """Stop keeping; what the pipe already holds (written before the hello, not read yet
+        by the loop) is kept first, up to 64 KiB."""
+        if not self.keeping:
+            return
+        pipe = None if self.transport is None else self.transport.get_extra_info("pipe")
+        if pipe is not None:
+            with contextlib.suppress(OSError):  # BlockingIOError: nothing waits there
+                data = os.read(pipe.fileno(), 1 << 16)
+                if data:
+                    self.data_received(data)
+        self.keeping = False
 
     def eof_received(self) -> bool | None:
         return None

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from referee.rules.moves import apply, apply_unchecked, check, is_legal, replay
     from referee.rules.ruleset import (
         CLASSIC,
+        EAAI,
         OKLAHOMA,
         PRESETS,
         STANDARD,
@@ -94,6 +95,7 @@ _HOME = {
     "OKLAHOMA": "ruleset",
     "PASS_UPCARD": "actions",
     "PRESETS": "ruleset",
+    "EAAI": "ruleset",
     "PassUpcard": "actions",
     "Phase": "state",
     "PlayerView": "view",
@@ -151,7 +153,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "ALL_MELDS", "BIG_GIN", "CLASSIC", "DECK", "DRAW_STOCK", "OKLAHOMA", "PASS_UPCARD",
+    "ALL_MELDS", "BIG_GIN", "CLASSIC", "DECK", "DRAW_STOCK", "EAAI", "OKLAHOMA", "PASS_UPCARD",
     "PRESETS", "STANDARD", "STRAIGHT", "TAKE_DISCARD", "Action", "BigGin", "Card",
     "CardParseError", "CardSet", "Discard", "DrawStock", "GameScore", "GameState",
     "HandResult", "HandScore", "HandState", "IllegalAction", "InvalidMeld", "Knock",
