@@ -24,6 +24,7 @@ from protocol.checks import (
     check_cards,
     check_enum,
     check_hand,
+    check_meld_cards,
     check_list,
     check_melds,
     check_rules,
@@ -284,9 +285,13 @@ class HandEnd:
     hands: Annotated[tuple[Cards, Cards], Check(check_by_seat, check_hand)]
     melds: Annotated[tuple[Melds, Melds], Check(check_by_seat, check_melds)]
     layoffs: Annotated[tuple[Cards, ...], Check(check_list, check_hand)]
-    """One entry per card the defender laid off: that card, then the knocker's meld it extends."""
+    """One entry per card the defender laid off: that card, then the knocker's meld it extends
+    (as the knocker declared it)."""
     deadwood: Pair
     scores: Pair
+    layoff_melds: Annotated[tuple[Cards, ...] | None, Check(check_list, check_meld_cards)] = None
+    """One entry per entry of ``layoffs``, in the same order: the knocker's meld as it stands
+    after that layoff (earlier layoffs onto it and this card included), in card order."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from referee.rules import (
     Action,
     BigGin,
     Card,
+    CardSet,
     Discard,
     DrawStock,
     HandResult,
@@ -128,7 +129,25 @@ def hand_end_message(
         layoffs=tuple((str(card), *(str(c) for c in meld.cards)) for card, meld in result.layoffs),
         deadwood=result.deadwood,
         scores=scores,
+        layoff_melds=layoff_melds(result.layoffs) if result.layoffs else None,
     )
+
+
+def layoff_melds(layoffs: tuple[tuple[Card, Meld], ...]) -> tuple[tuple[str, ...], ...]:
+    """The knocker's meld after each layoff, in card order (``hand_end.layoff_melds``).
+
+    >>> from referee.rules import Card, Meld, parse_cards
+    >>> run = Meld.from_cards(parse_cards("5s 6s 7s"))
+    >>> layoff_melds(((Card.parse("8s"), run), (Card.parse("9s"), run)))
+    (('5s', '6s', '7s', '8s'), ('5s', '6s', '7s', '8s', '9s'))
+    """
+    grown: dict[Meld, int] = {}
+    out = []
+    for card, meld in layoffs:
+        mask = grown.get(meld, meld.mask) | 1 << card.index
+        grown[meld] = mask
+        out.append(tuple(str(c) for c in CardSet(mask)))
+    return tuple(out)
 
 
 def event_action(action: Action, card: Card | None) -> WireAction:

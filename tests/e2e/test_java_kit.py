@@ -77,9 +77,9 @@ async def test_the_bridge_plays_an_eaai_player_in_the_framework_order(
     fault), and the hands it played had knocks of its own, defences and layoffs: each kind
     of check really ran."""
     bridge = java(kit, "gin.eaai.Bridge", "--classes", str(entry), "--player", "OrderPlayer")
-    result = await play(bridge, GREEDY, tmp_path, games=2, seed=1)
+    result = await play(bridge, GREEDY, tmp_path, games=1, seed=1)
     stderr = (tmp_path / "match.seat0.stderr").read_text(errors="replace")
-    assert result.reason == "normal" and result.games_played == 2, (result, stderr)
+    assert result.reason == "normal" and result.games_played == 1, (result, stderr)
     me = result.seats[0]
     assert not me.faults, (me.faults, stderr)
     last = stderr.strip().splitlines()[-2]  # then its "match over" line
@@ -91,7 +91,7 @@ async def test_the_bridge_plays_an_eaai_player_in_the_framework_order(
     assert counts is not None, stderr[-800:]
     hands, calls, knocks, defences, layoffs, face_up, stock = map(int, counts.groups())
     assert hands >= me.hands_won + result.seats[1].hands_won
-    assert calls > 500 and knocks > 0 and defences > 0 and layoffs > 0, last
+    assert calls > 200 and knocks > 0 and defences > 0 and layoffs > 0, last
     assert face_up > 0 and stock > 0, last
 
 

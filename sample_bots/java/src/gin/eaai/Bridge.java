@@ -31,9 +31,10 @@ import java.util.Set;
  * {@code getDiscard}, {@code reportDiscard}, then {@code getFinalMelds}: null is a discard,
  * melds a knock with those melds. The opponent's moves are reported as they arrive
  * ({@code reportDraw} with null for a stock draw). At the end of a hand: {@code
- * reportFinalMelds} of the knocker, the defender's {@code getFinalMelds} (its melds are
- * declared to the referee, which scores them as declared), {@code reportFinalMelds} of the
- * defender, {@code reportLayoff} for each card laid off with the meld as it was before it,
+ * reportFinalMelds} of the knocker, the defender's {@code getFinalMelds} (called for the
+ * framework's order only: the referee arranges the defender's cards at their best, see
+ * docs/existing-bots.md), {@code reportFinalMelds} of the defender with the referee's
+ * arrangement, {@code reportLayoff} for each card laid off with the meld as it was before it,
  * {@code reportFinalHand} for both seats and {@code reportScores}.
  */
 public final class Bridge extends GinBot {
@@ -49,7 +50,6 @@ public final class Bridge extends GinBot {
     private final Set<String> hand = new HashSet<>();
     private boolean drewFromStock;
     private int knocker = -1;
-    private List<List<String>> knockMelds;
 
     Bridge(ClassLoader loader, String playerName) throws ReflectiveOperationException {
         super(true);
@@ -160,7 +160,6 @@ public final class Bridge extends GinBot {
         hand.addAll(dealt);
         drewFromStock = false;
         knocker = -1;
-        knockMelds = null;
         Object cards = java.lang.reflect.Array.newInstance(cardClass, dealt.size());
         for (int i = 0; i < dealt.size(); i++) {
             java.lang.reflect.Array.set(cards, i, card(dealt.get(i)));
@@ -217,7 +216,6 @@ public final class Bridge extends GinBot {
         return knock;
     }
 
-    /** After a knock the referee asks the defender for its melds (``declare_melds``). */
     private static Map<String, Object> action(String kind, String card) {
         Map<String, Object> a = new LinkedHashMap<>();
         a.put("kind", kind);
@@ -252,11 +250,11 @@ public final class Bridge extends GinBot {
         if (knocker >= 0 && melds.size() == 2) {
             int defender = 1 - knocker;
             call("reportFinalMelds", knocker, meldList(melds.get(knocker)));
-            if (defender == seat && knockMelds == null) {
+            if (defender == seat) {
                 call("getFinalMelds"); // in the framework's order; the referee arranged them
             }
             call("reportFinalMelds", defender, meldList(melds.get(defender)));
-            reportLayoffs(defender, cards2(melds.get(knocker)), list(message, "layoffs"));
+            reportLayoffs(defender, list(message, "layoffs"), list(message, "layoff_melds"));
         }
         for (int j = 0; j < hands.size(); j++) {
             call("reportFinalHand", j, cardList(cards(hands.get(j))));
@@ -269,33 +267,14 @@ public final class Bridge extends GinBot {
         call("reportScores", (Object) s);
     }
 
-    private static List<List<String>> cards2(Object melds) {
-        List<List<String>> out = new ArrayList<>();
-        for (Object meld : (List<?>) melds) {
-            out.add(new ArrayList<>(cards(meld)));
-        }
-        return out;
-    }
-
-    /** Each layoff with the knocker's meld as it stood before it (the framework's form). */
-    private void reportLayoffs(int defender, List<List<String>> current, List<Object> layoffs) {
-        for (Object entry : layoffs) {
-            List<String> cards = cards(entry);
-            String laid = cards.get(0);
-            List<String> meld = cards.subList(1, cards.size());
-            List<String> before = null;
-            for (List<String> m : current) {
-                if (m.containsAll(meld) && !m.contains(laid)) {
-                    before = m;
-                    break;
-                }
-            }
-            if (before == null) {
-                before = new ArrayList<>(meld);
-                current.add(before);
-            }
+    /** Each layoff with the knocker's meld as it stood before it (the framework's form): a
+     * {@code layoff_melds} entry without the card laid off. */
+    private void reportLayoffs(int defender, List<Object> layoffs, List<Object> after) {
+        for (int i = 0; i < layoffs.size() && i < after.size(); i++) {
+            String laid = cards(layoffs.get(i)).get(0);
+            List<String> before = new ArrayList<>(cards(after.get(i)));
+            before.remove(laid);
             call("reportLayoff", defender, card(laid), cardList(before));
-            before.add(laid);
         }
     }
 
