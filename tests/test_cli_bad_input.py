@@ -103,7 +103,7 @@ def test_report_names_its_out(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("nope", "--rules nope: neither a preset (classic, eaai, oklahoma, standard, straight)"),
+        ("nope", "unknown rules preset 'nope' (known: classic, eaai, oklahoma, standard, straight"),
         ("{dir}/missing.toml", "missing.toml: cannot read it"),
         ("{dir}/bad.toml", "bad.toml: not TOML"),
         ("{dir}/field.toml", "field.toml: unknown rule field(s): knock_limt"),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tomllib
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -82,7 +81,9 @@ def rules_option(text: str) -> RuleSet:
     path = Path(text)
     if path.suffix != ".toml" and not path.exists():
         known = ", ".join(sorted(PRESETS))
-        raise ValueError(f"--rules {text}: neither a preset ({known}) nor a TOML file")
+        raise ValueError(f"unknown rules preset {text!r} (known: {known}; or a TOML file)")
+    import tomllib  # only for a file: a match's start-up imports no more than it needs
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
