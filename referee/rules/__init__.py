@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         TAKE_DISCARD,
         Action,
         BigGin,
+        Defend,
         Discard,
         DrawStock,
         Knock,
@@ -72,6 +73,7 @@ _HOME = {
     "Action": "actions",
     "BIG_GIN": "actions",
     "BigGin": "actions",
+    "Defend": "actions",
     "CLASSIC": "ruleset",
     "Card": "cards",
     "CardParseError": "errors",
@@ -154,7 +156,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ALL_MELDS", "BIG_GIN", "CLASSIC", "DECK", "DRAW_STOCK", "EAAI", "OKLAHOMA", "PASS_UPCARD",
-    "PRESETS", "STANDARD", "STRAIGHT", "TAKE_DISCARD", "Action", "BigGin", "Card",
+    "PRESETS", "STANDARD", "STRAIGHT", "TAKE_DISCARD", "Action", "BigGin", "Card", "Defend",
     "CardParseError", "CardSet", "Discard", "DrawStock", "GameScore", "GameState",
     "HandResult", "HandScore", "HandState", "IllegalAction", "InvalidMeld", "Knock",
     "MalformedAction", "Meld", "MeldKind", "NextDealer", "PassUpcard", "Phase", "PlayerView",
