@@ -104,7 +104,7 @@ def parse_action(v: Any, where: Where) -> WireAction:
         raise fail(_VALUE, (where, "card"), f"not allowed for {kind}")
     if m.get("melds") is None:
         return WireAction(kind, card)
-    if kind != "knock":
+    if kind not in ("knock", "defend"):
         raise fail(_VALUE, (where, "melds"), f"not allowed for {kind}")
     return WireAction(kind, card, field(m, where, "melds", check_melds, card))
 

@@ -233,6 +233,7 @@ class Hub:
                 1000,
                 inline_events=hello.inline_events,
                 multi_match=hello.multi_match and self.multi_match,
+                declare_melds=hello.declare_melds,
             )
             self._send(peer, granted)
         LOGGER.info("bot %r waits in the lobby (peer %s)", hello.name, peer.hex())
@@ -470,6 +471,7 @@ class Hub:
                 heartbeat_ms,
                 inline_events=hello.inline_events,
                 multi_match=link.multi_match,
+                declare_melds=hello.declare_melds,
             )
             self._send(peer, granted)
         LOGGER.info("seat %d bound to %r (peer %s)", link.seat, hello.name, peer.hex())

@@ -17,6 +17,7 @@ from referee.rules import (
     BigGin,
     Card,
     CardSet,
+    Defend,
     Discard,
     DrawStock,
     HandResult,
@@ -57,6 +58,8 @@ def to_wire_action(action: Action) -> WireAction:
     match action:
         case Knock(card=card, melds=melds) if melds is not None:
             return WireAction("knock", str(card), _melds_text(melds))
+        case Defend(melds=melds):
+            return WireAction("defend", None, _melds_text(melds))
     raise TypeError(f"no wire form for {action!r}")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.match.record import replay_record
 from tests.e2e.helpers import GREEDY, RANDOM, play
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
@@ -93,6 +94,9 @@ async def test_the_bridge_plays_an_eaai_player_in_the_framework_order(
     assert hands >= me.hands_won + result.seats[1].hands_won
     assert calls > 200 and knocks > 0 and defences > 0 and layoffs > 0, last
     assert face_up > 0 and stock > 0, last
+    record = (tmp_path / "match.jsonl").read_text()
+    assert '"defend melds ' in record  # the defences were its getFinalMelds, as declared
+    assert replay_record(tmp_path / "match.jsonl").complete
 
 
 async def test_the_bridge_names_a_player_it_cannot_load(

@@ -11,8 +11,8 @@ import pytest
 from referee.rules import (
     STANDARD,
     CardSet,
-    HandResult,
     Defend,
+    HandResult,
     IllegalAction,
     Knock,
     Meld,

@@ -61,6 +61,9 @@ public abstract class GinBot {
         log("referee error: " + str(message, "code") + ": " + str(message, "message"));
     }
 
+    /** Add options to the {@code hello} (e.g. {@code declare_melds}); the default adds none. */
+    protected void helloOptions(Map<String, Object> hello) {}
+
     /** The connection; override to use another ZeroMQ implementation (e.g. for CURVE). */
     protected Wire connect(String endpoint) throws IOException {
         if (System.getenv("GIN_REFEREE_SERVER_KEY") != null) {
@@ -103,6 +106,7 @@ public abstract class GinBot {
             if (multiMatch) {
                 hello.put("multi_match", true);
             }
+            helloOptions(hello);
             send(hello);
             return loop(name);
         } catch (IOException e) {

@@ -31,10 +31,10 @@ import java.util.Set;
  * {@code getDiscard}, {@code reportDiscard}, then {@code getFinalMelds}: null is a discard,
  * melds a knock with those melds. The opponent's moves are reported as they arrive
  * ({@code reportDraw} with null for a stock draw). At the end of a hand: {@code
- * reportFinalMelds} of the knocker, the defender's {@code getFinalMelds} (called for the
- * framework's order only: the referee arranges the defender's cards at their best, see
- * docs/existing-bots.md), {@code reportFinalMelds} of the defender with the referee's
- * arrangement, {@code reportLayoff} for each card laid off with the meld as it was before it,
+ * reportFinalMelds} of the knocker and the defender's {@code getFinalMelds} (at the referee's
+ * {@code defend} request: the bridge asks for {@code declare_melds}, and the melds are scored as
+ * declared), {@code reportFinalMelds} of the defender, {@code reportLayoff} for each card laid
+ * off with the meld as it was before it,
  * {@code reportFinalHand} for both seats and {@code reportScores}.
  */
 public final class Bridge extends GinBot {
@@ -50,6 +50,7 @@ public final class Bridge extends GinBot {
     private final Set<String> hand = new HashSet<>();
     private boolean drewFromStock;
     private int knocker = -1;
+    private boolean knockerReported;
 
     Bridge(ClassLoader loader, String playerName) throws ReflectiveOperationException {
         super(true);
@@ -160,6 +161,7 @@ public final class Bridge extends GinBot {
         hand.addAll(dealt);
         drewFromStock = false;
         knocker = -1;
+        knockerReported = false;
         Object cards = java.lang.reflect.Array.newInstance(cardClass, dealt.size());
         for (int i = 0; i < dealt.size(); i++) {
             java.lang.reflect.Array.set(cards, i, card(dealt.get(i)));
@@ -183,6 +185,9 @@ public final class Bridge extends GinBot {
         }
         if ("discard".equals(decision)) {
             return discard();
+        }
+        if ("defend".equals(decision)) {
+            return defend(request);
         }
         if (legal.size() == 1 && "draw_stock".equals(str(map(legal.get(0)), "kind"))) {
             drewFromStock = true; // both passed the upcard: the framework does not ask
@@ -214,6 +219,23 @@ public final class Bridge extends GinBot {
         knock.put("melds", wireMelds(melds));
         knocker = seat;
         return knock;
+    }
+
+    /** The opponent knocked: its melds are reported, then this player declares its own. */
+    private Map<String, Object> defend(Map<String, Object> request) {
+        call("reportFinalMelds", 1 - seat, meldList(request.get("knocker_melds")));
+        knockerReported = true;
+        Object melds = call("getFinalMelds");
+        Map<String, Object> defend = action("defend", null);
+        if (melds != null) {
+            defend.put("melds", wireMelds(melds));
+        }
+        return defend;
+    }
+
+    @Override
+    protected void helloOptions(Map<String, Object> hello) {
+        hello.put("declare_melds", true); // the defender's getFinalMelds is scored as declared
     }
 
     private static Map<String, Object> action(String kind, String card) {
@@ -249,9 +271,11 @@ public final class Bridge extends GinBot {
         List<Object> melds = list(message, "melds");
         if (knocker >= 0 && melds.size() == 2) {
             int defender = 1 - knocker;
-            call("reportFinalMelds", knocker, meldList(melds.get(knocker)));
-            if (defender == seat) {
-                call("getFinalMelds"); // in the framework's order; the referee arranged them
+            if (!knockerReported) {
+                call("reportFinalMelds", knocker, meldList(melds.get(knocker)));
+            }
+            if (defender == seat && !knockerReported) {
+                call("getFinalMelds"); // not asked by the referee (an older one): for the order
             }
             call("reportFinalMelds", defender, meldList(melds.get(defender)));
             reportLayoffs(defender, list(message, "layoffs"), list(message, "layoff_melds"));
