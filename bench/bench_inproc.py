@@ -57,6 +57,9 @@ class AnsweringTransport:
         """Install the hub's handler."""
         self.handler = handler
 
+    def old_zmtp(self) -> tuple[int, str]:
+        return 0, ""
+
     def without_curve(self) -> int:
         """No connections: none without CURVE."""
         return 0

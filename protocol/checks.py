@@ -172,6 +172,11 @@ def check_hand(v: Any, where: Where) -> Cards:
     return check_cards(v, where, 0, 11)
 
 
+def check_meld_cards(v: Any, where: Where) -> Cards:
+    """One meld's cards: 3 to 13 distinct cards (a run extended by layoffs may hold 13)."""
+    return check_cards(v, where, 3, 13)
+
+
 def check_pair(v: Any, where: Where) -> IntPair:
     """Two non-negative integers, one per seat."""
     arr = check_array(v, where)

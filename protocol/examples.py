@@ -226,6 +226,7 @@ EXAMPLES: Mapping[str, Message] = {
         layoffs=(("3s", "4s", "5s", "6s"), ("Kd", "Td", "Jd", "Qd")),
         deadwood=(2, 3),
         scores=(26, 12),
+        layoff_melds=(("3s", "4s", "5s", "6s"), ("Td", "Jd", "Qd", "Kd")),
     ),
     "game_end": GameEnd(game=0, winner=0, scores=(231, 40), hands_won=(5, 2)),
     "match_end": MatchEnd(

@@ -59,10 +59,12 @@ _CARD_ALLOWED = frozenset({"discard", "knock", "take_discard", "draw_stock"})
 _EVENT_ONLY_CARD = frozenset({"take_discard", "draw_stock"})
 """Kinds whose ``card`` appears in events only: a bot's ``action`` never carries it."""
 
-# Every valid action without melds, keyed by (kind, card): the fast path of parse_action.
+# Every valid action without melds, keyed by (kind, card): the fast path of parse_action (a
+# defender's ``defend``, once a hand at most, takes the general path).
 _SIMPLE_ACTIONS: dict[tuple[str, str | None], WireAction] = {
     (kind, card): WireAction(kind, card)
     for kind in ACTION_KINDS
+    if kind != "defend"
     for card in (None, *ALL_CARDS)
     if (card is None and kind not in _CARD_REQUIRED) or (card is not None and kind in _CARD_ALLOWED)
 }
@@ -104,7 +106,7 @@ def parse_action(v: Any, where: Where) -> WireAction:
         raise fail(_VALUE, (where, "card"), f"not allowed for {kind}")
     if m.get("melds") is None:
         return WireAction(kind, card)
-    if kind != "knock":
+    if kind not in ("knock", "defend"):
         raise fail(_VALUE, (where, "melds"), f"not allowed for {kind}")
     return WireAction(kind, card, field(m, where, "melds", check_melds, card))
 

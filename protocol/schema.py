@@ -25,6 +25,7 @@ from protocol.checks import (
     check_enum,
     check_hand,
     check_list,
+    check_meld_cards,
     check_melds,
     check_rules,
     check_str,
@@ -139,6 +140,8 @@ class Hello:
     :class:`Request` (``Request.events``) instead of as separate :class:`Event` messages.
     ``multi_match`` says the bot can play several matches over this connection: after
     ``match_end`` it stays connected, answering pings, until the next ``match_start`` or ``bye``.
+    ``declare_melds`` asks to declare its own melds when the opponent knocks (a ``request``
+    with decision ``defend``).
     """
 
     TYPE: ClassVar[str] = "hello"
@@ -149,6 +152,7 @@ class Hello:
     version: Annotated[str | None, Check(check_str, 0, 128)] = None
     inline_events: bool = False
     multi_match: bool = False
+    declare_melds: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +189,8 @@ class Welcome:
 
     ``inline_events`` is True when the referee grants the hello's ``inline_events`` request,
     ``multi_match`` when it may seat this connection in another match after ``match_end``
-    (it never grants what was not asked; a bot not granted ``multi_match`` plays one match).
+    (it never grants what was not asked; a bot not granted ``multi_match`` plays one match),
+    ``declare_melds`` when it will ask the bot for its melds after the opponent's knocks.
     """
 
     TYPE: ClassVar[str] = "welcome"
@@ -194,6 +199,7 @@ class Welcome:
     heartbeat_ms: int
     inline_events: bool = False
     multi_match: bool = False
+    declare_melds: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +256,7 @@ class Request:
 
     ``events`` (only for a bot granted ``inline_events``) holds the opponent's moves since
     the referee's previous message to this bot, oldest first: handle them before deciding.
+    ``knocker_melds`` (only with decision ``defend``) are the knocker's melds as scored.
     """
 
     TYPE: ClassVar[str] = "request"
@@ -260,6 +267,7 @@ class Request:
     time_left_ms: int
     bank_ms: int
     events: tuple[Event, ...] = ()
+    knocker_melds: Annotated[Melds | None, Check(check_melds)] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,9 +292,13 @@ class HandEnd:
     hands: Annotated[tuple[Cards, Cards], Check(check_by_seat, check_hand)]
     melds: Annotated[tuple[Melds, Melds], Check(check_by_seat, check_melds)]
     layoffs: Annotated[tuple[Cards, ...], Check(check_list, check_hand)]
-    """One entry per card the defender laid off: that card, then the knocker's meld it extends."""
+    """One entry per card the defender laid off: that card, then the knocker's meld it extends
+    (as the knocker declared it)."""
     deadwood: Pair
     scores: Pair
+    layoff_melds: Annotated[tuple[Cards, ...] | None, Check(check_list, check_meld_cards)] = None
+    """One entry per entry of ``layoffs``, in the same order: the knocker's meld as it stands
+    after that layoff (earlier layoffs onto it and this card included), in card order."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,10 +60,12 @@ IntPair: TypeAlias = tuple[int, int]
 RuleValue: TypeAlias = int | str | bool | None
 """A value in the ``match_start.rules`` map."""
 
-ACTION_KINDS = ("pass_upcard", "take_discard", "draw_stock", "discard", "knock", "big_gin")
+ACTION_KINDS = (
+    "pass_upcard", "take_discard", "draw_stock", "discard", "knock", "big_gin", "defend"
+)  # fmt: skip
 """Every ``WireAction.kind``."""
 
-DECISIONS = ("first_upcard", "draw", "discard")
+DECISIONS = ("first_upcard", "draw", "discard", "defend")
 """Every ``Request.decision``."""
 
 PHASES = ("first_upcard", "draw", "discard", "hand_over")
@@ -102,7 +104,8 @@ class WireAction:
     ``take_discard`` and ``draw_stock`` (the card taken, when the receiver may know it).
     ``melds`` is only for ``knock``: an explicit arrangement, or ``None`` to let the
     referee arrange the kept cards, from those cards alone (docs/protocol.md, "A knock
-    without melds").
+    without melds"); and for ``defend``: the defender's own melds after a knock, or ``None``
+    to let the referee arrange its cards for the least deadwood.
     """
 
     kind: Annotated[str, Check(check_enum, ACTION_KINDS)]
@@ -128,6 +131,11 @@ class WireAction:
     def discard(card: str) -> WireAction:
         """Discard ``card`` and end the turn."""
         return WireAction("discard", card)
+
+    @staticmethod
+    def defend(melds: Melds | None = None) -> WireAction:
+        """After a knock: the defender's own melds (None: the referee arranges them)."""
+        return WireAction("defend", None, melds)
 
     @staticmethod
     def knock(card: str, melds: Melds | None = None) -> WireAction:

@@ -4,6 +4,7 @@ its path (README, "Exit status")."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,33 @@ def test_report_names_its_out(tmp_path: Path) -> None:
     assert "--out /proc/x/report.html: cannot write the report: No such file or directory" in (
         done.stderr
     ), done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("nope", "unknown rules preset 'nope' (known: classic, eaai, oklahoma, standard, straight"),
+        ("{dir}/missing.toml", "missing.toml: cannot read it"),
+        ("{dir}/bad.toml", "bad.toml: not TOML"),
+        ("{dir}/field.toml", "field.toml: unknown rule field(s): knock_limt"),
+        ("{dir}/value.toml", "value.toml: invalid rule set: target must be 1..100000"),
+    ],
+)
+def test_a_bad_rules_option_is_named(tmp_path: Path, text: str, problem: str) -> None:
+    (tmp_path / "bad.toml").write_text("[rules\n")
+    (tmp_path / "field.toml").write_text('[rules]\npreset = "eaai"\nknock_limt = 5\n')
+    (tmp_path / "value.toml").write_text("target = 0\n")
+    done = gin("match", GREEDY, RANDOM, "--games", "1", "--rules", text.format(dir=tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert problem in done.stderr, done.stderr
+
+
+def test_a_rules_file_names_the_variant_played(tmp_path: Path) -> None:
+    rules = tmp_path / "short.toml"
+    rules.write_text('[rules]\npreset = "eaai"\ntarget = 10\n')
+    out = tmp_path / "out"
+    done = gin("match", GREEDY, RANDOM, "--games", "1", "--rules", str(rules), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    header = json.loads((out / "match.jsonl").read_text().splitlines()[0])
+    assert header["rules"]["name"] == "eaai-custom" and header["rules"]["target"] == 10, header
+    assert header["rules"]["next_dealer"] == "alternate" and header["rules"]["box_bonus"] == 0

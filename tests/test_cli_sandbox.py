@@ -93,6 +93,19 @@ def test_match_prints_its_level_at_start_and_in_the_summary(tmp_path: Path) -> N
     assert f"sandbox: {level}" in done.stdout.splitlines(), done.stdout
 
 
+def test_check_takes_the_sandbox_options_match_takes(tmp_path: Path) -> None:
+    """``--require-sandbox`` (the level printed, a weaker machine refused) and ``--bot-uids``,
+    beside ``--sandbox``, ``--limit``, ``--pass-env`` and ``--expose``."""
+    needs_namespaces()
+    words = ["check", RANDOM, "--require-sandbox", "namespaces", "--bot-uids", "60300-60340",
+             "--expose", str(tmp_path), "--limit", "open_files=128", "--json"]  # fmt: skip
+    done = gin(*words, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("sandbox: namespaces"), done.stderr
+    refused = gin(*words[:4], cwd=tmp_path, refused=True)
+    assert refused.returncode == 2 and "--require-sandbox rlimits" in refused.stderr
+
+
 def test_an_explicit_namespaces_level_is_refused_where_the_kernel_refuses_it(
     tmp_path: Path,
 ) -> None:

@@ -1,5 +1,6 @@
-"""The sandbox line each command that starts bots prints, and its refusal to run weaker than
-required (:mod:`referee.net.requirement`; docs/security.md, "Levels")."""
+"""The sandbox line each command that starts bots prints, its refusal to run weaker than
+required (:mod:`referee.net.requirement`; docs/security.md, "Levels"), and the sandbox options
+of the commands that start one bot."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from referee.net import requirement
+from referee.net.sandbox import SANDBOX_CHOICES
 
 if TYPE_CHECKING:
     from referee.tournament.config import TournamentConfig
 
-__all__ = ["add_require_option", "gate", "gate_config"]
+__all__ = ["add_bot_options", "add_require_option", "gate", "gate_config"]
 
 EXIT_USAGE = 2
 
@@ -32,6 +34,35 @@ def add_require_option(parser: argparse.ArgumentParser, *, strangers: bool) -> N
         metavar="LEVEL",
         help=f"refuse to start bots below this sandbox level ({', '.join(requirement.LEVELS)}; "
         f"default {default}); docs/security.md",
+    )
+
+
+def add_bot_options(p: argparse.ArgumentParser) -> None:
+    """The sandbox options of ``check`` and ``replay --feed``, as ``match`` has them."""
+    p.add_argument(
+        "--sandbox",
+        choices=SANDBOX_CHOICES,
+        default="auto",
+        help="confinement of the bot (as for match; docs/security.md)",
+    )
+    add_require_option(p, strangers=False)
+    p.add_argument(
+        "--limit", action="append", default=[], metavar="KEY=VALUE", help="a resource limit"
+    )
+    p.add_argument(
+        "--pass-env", action="append", default=[], metavar="NAME", help="a variable to pass on"
+    )
+    p.add_argument(
+        "--expose",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a host path the bot may read besides its own files (as for match)",
+    )
+    p.add_argument(
+        "--bot-uids",
+        metavar="FIRST-LAST",
+        help="host uids for the bot of a root referee (as for match; default 60100-60999)",
     )
 
 

@@ -15,7 +15,7 @@ from referee.cli.keys import remote_keys, server_keys
 from referee.match import REMOTE_STARTUP, BotSpec, FaultPolicy, MatchConfig, TimeControl
 from referee.net.botuid import parse_range, set_range
 from referee.net.limits import Limits
-from referee.rules import RuleSet
+from referee.rules import PRESETS, RuleSet
 
 if TYPE_CHECKING:
     from referee.net.keys import KeyPair
@@ -72,6 +72,33 @@ def with_keys(args: argparse.Namespace, specs: tuple[BotSpec, BotSpec]) -> tuple
     return tuple(replace(spec, public_key=keys.get(spec.name)) for spec in specs)
 
 
+def rules_option(text: str) -> RuleSet:
+    """``--rules``: a preset's name, or a TOML file holding a ``[rules]`` table (or the table's
+    keys at its top level): ``preset`` and the fields that differ from it (docs/rules.md).
+    ValueError names what is wrong."""
+    if text in PRESETS:
+        return PRESETS[text]
+    path = Path(text)
+    if path.suffix != ".toml" and not path.exists():
+        known = ", ".join(sorted(PRESETS))
+        raise ValueError(f"unknown rules preset {text!r} (known: {known}; or a TOML file)")
+    import tomllib  # only for a file: a match's start-up imports no more than it needs
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ValueError(f"--rules {text}: cannot read it ({err.strerror or err})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"--rules {text}: not TOML ({err})") from None
+    table = data.get("rules", data)
+    if not isinstance(table, dict) or (set(data) - {"rules"} and "rules" in data):
+        raise ValueError(f"--rules {text}: expected a [rules] table and nothing else")
+    try:
+        return RuleSet.from_table(table)
+    except ValueError as err:
+        raise ValueError(f"--rules {text}: {err}") from None
+
+
 def match_inputs(
     args: argparse.Namespace,
 ) -> tuple[MatchConfig, tuple[BotSpec, BotSpec], KeyPair | None]:
@@ -81,7 +108,7 @@ def match_inputs(
     makes a throw-away pair only if it binds a TCP endpoint, once its bots are started
     (``binds_endpoint``)."""
     config = MatchConfig(
-        rules=RuleSet.preset(args.rules),
+        rules=rules_option(args.rules),
         games=args.games,
         target_points=args.target_points,
         seed=args.seed,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from referee.cli.confinement import add_require_option
+from referee.cli.confinement import add_bot_options, add_require_option
 from referee.cli.keys import add_security_options
 from referee.cli.logs import LOG_LEVELS, add_log_options
 from referee.match import CHECK_TIME, REMOTE_STARTUP, FaultPolicy, TimeControl
@@ -80,9 +80,8 @@ def add_match_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     m.add_argument("bot_b", help="second bot, same forms")
     m.add_argument("--games", type=int, default=10, help="games to play (default 10)")
     m.add_argument("--target-points", type=int, default=None, help="end at this many points")
-    m.add_argument(
-        "--rules", default="standard", help="preset: standard, classic, oklahoma, straight"
-    )
+    m.add_argument("--rules", default="standard",
+                   help="standard, classic, oklahoma, straight, eaai, or a TOML file")  # fmt: skip
     m.add_argument(
         "--seed",
         type=int,
@@ -203,7 +202,7 @@ def add_tournament_commands(sub: argparse._SubParsersAction[argparse.ArgumentPar
     s.add_argument("--max-games", type=int, default=2000, help="stop undecided after this many")
     s.add_argument("--concurrency", type=int, default=2, help="games played at once")
     s.add_argument("--rules", default="standard",
-                   help="preset: standard, classic, oklahoma, straight")  # fmt: skip
+                   help="standard, classic, oklahoma, straight, eaai, or a TOML file")  # fmt: skip
     s.add_argument("--move-time", type=float, default=1.0, help="seconds per decision")
     s.add_argument("--bank", type=float, default=30.0, help="per-game time bank, seconds")
     s.add_argument(
@@ -343,28 +342,6 @@ def add_view_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--rebuild", action="store_true", help="rewrite every game's replay page")
 
 
-def _bot_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--sandbox",
-        choices=SANDBOX_CHOICES,
-        default="auto",
-        help="confinement of the bot (as for match; docs/security.md)",
-    )
-    p.add_argument(
-        "--limit", action="append", default=[], metavar="KEY=VALUE", help="a resource limit"
-    )
-    p.add_argument(
-        "--pass-env", action="append", default=[], metavar="NAME", help="a variable to pass on"
-    )
-    p.add_argument(
-        "--expose",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="a host path the bot may read besides its own files (as for match)",
-    )
-
-
 def add_check_command(sub: Any) -> None:
     """Add ``check`` to the top-level subparsers."""
     c = sub.add_parser(
@@ -388,7 +365,7 @@ def add_check_command(sub: Any) -> None:
         default="ipc",
         help="how the bot connects: a private ipc:// socket (default) or tcp://127.0.0.1",
     )
-    _bot_options(c)
+    add_bot_options(c)
 
 
 def add_feed_options(r: argparse.ArgumentParser) -> None:
@@ -404,4 +381,4 @@ def add_feed_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--game", type=int, default=None, help="with --feed: this game (from 1)")
     r.add_argument("--hand", type=int, default=None, help="with --feed: this hand (from 1)")
     r.add_argument("--json", action="store_true", help="with --feed: print JSON")
-    _bot_options(r)
+    add_bot_options(r)

@@ -11,10 +11,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TextIO
 
+from referee.cli.inputs import rules_option
 from referee.cli.tournament import failed_text, no_start, run_with_signals
 from referee.match import FaultPolicy, TimeControl
 from referee.net.keys import KeyPair
-from referee.rules import RuleSet
 from referee.tournament.config import BotEntry, TournamentConfig
 from referee.tournament.report import estimate_text
 from referee.tournament.runner import GameOutcome, TournamentRun
@@ -168,7 +168,7 @@ async def run_sprt(args: argparse.Namespace) -> int:
             duplicate=True,
             seed=args.seed,
             concurrency=args.concurrency,
-            rules=RuleSet.preset(args.rules),
+            rules=rules_option(args.rules),
             time=TimeControl(move=args.move_time, bank=args.bank),
             policy=FaultPolicy.FORFEIT_GAME,
         )

@@ -16,8 +16,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from referee.cli.confinement import gate
 from referee.cli.paths import unreadable
 from referee.match import CHECK_TIME, BotSpec, RecordError, RecordUnreadable, replay_record
+from referee.net.botuid import parse_range, set_range
 from referee.net.limits import Limits
 
 __all__ = ["run_check", "run_feed"]
@@ -29,6 +31,8 @@ def _spec(args: argparse.Namespace, text: str) -> BotSpec:
     spec = BotSpec.parse(text)
     if spec.command is None:
         raise ValueError("the bot must be a command line, not remote:NAME")
+    if args.bot_uids is not None:
+        set_range(parse_range(args.bot_uids))
     command = replace(
         spec.command,
         sandbox=args.sandbox,
@@ -37,6 +41,13 @@ def _spec(args: argparse.Namespace, text: str) -> BotSpec:
         expose=tuple(os.path.abspath(path) for path in args.expose),
     )
     return replace(spec, command=command)
+
+
+def _gate(args: argparse.Namespace, spec: BotSpec) -> int | None:
+    """With ``--require-sandbox``: print the level the bot gets; refuse a weaker one."""
+    if args.require_sandbox is None or spec.command is None:
+        return None
+    return gate([spec.command.sandbox], args.require_sandbox)
 
 
 def _usage(err: ValueError) -> int:
@@ -55,6 +66,8 @@ def run_check(args: argparse.Namespace) -> int:
     except ValueError as err:
         return _usage(err)
     assert spec.command is not None
+    if (refused := _gate(args, spec)) is not None:
+        return refused
     options = CheckOptions(
         time=time,
         exit_grace=args.exit_time,
@@ -87,6 +100,8 @@ def run_feed(args: argparse.Namespace, record: Path) -> int:
     except ValueError as err:
         return _usage(err)
     assert spec.command is not None
+    if (refused := _gate(args, spec)) is not None:
+        return refused
     try:
         replay_record(record)  # the record must verify before it is fed
     except RecordUnreadable as err:

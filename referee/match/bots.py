@@ -128,6 +128,8 @@ def command_name(argv: Sequence[str]) -> str:
     'my_bot'
     >>> command_name(["env", "DEPTH=3", "java", "-jar", "bots/alpha.jar"])
     'alpha'
+    >>> command_name(["java", "-cp", "build", "gin.StarterBot"])
+    'StarterBot'
     """
     words = list(argv)
     start = 0
@@ -156,6 +158,8 @@ def command_name(argv: Sequence[str]) -> str:
             at += 2 if word in _VALUED else 1
         elif word == "run" and Path(program).name in ("deno", "bun", "go"):
             at += 1
+        elif Path(program).name.startswith("java") and not word.endswith(".java"):
+            return word.rsplit(".", 1)[-1] or word  # a main class: gin.StarterBot
         else:
             return _stem(word)
     return _stem(program)
@@ -224,7 +228,12 @@ def sandbox_level(processes: Sequence[BotProcess | None], requested: Sequence[st
 
 async def watch_bot(link: SeatLink, process: BotProcess) -> None:
     """Wait for a seat's bot process to exit; an exit before the seat is finished is a crash
-    fault (before the hello, the match makes it a startup fault)."""
+    fault (before the hello, the match makes it a startup fault). Its stdout is kept with its
+    stderr until the hello (quoted in the fault too)."""
+    if link.connected.done():
+        process.stop_keeping_stdout()
+    else:
+        link.connected.add_done_callback(lambda _: process.stop_keeping_stdout())
     await process.wait()
     if not link.finished:
         detail = process.exit_hint()
@@ -236,7 +245,8 @@ async def watch_bot(link: SeatLink, process: BotProcess) -> None:
             detail += f"; {hint}"
         tail = quote_stderr(stderr)
         if tail:
-            detail += f"; last stderr: {tail}"
+            label = "stderr and stdout" if process.stdout_kept else "stderr"
+            detail += f"; last {label}: {tail}"
         found = "" if link.connected.done() else process.hidden_hint()
         if found:
             detail += f"; {found}"

@@ -24,6 +24,11 @@ class Transport(Protocol):
         """The endpoint for bots started on this machine (may equal ``endpoint``)."""
         ...
 
+    def old_zmtp(self) -> tuple[int, str]:
+        """Connections refused for greeting with a ZMTP version before 3.0, and the latest
+        such version (``ZMTP 2.0``)."""
+        ...
+
     def without_curve(self) -> int:
         """Connections that came without CURVE to a CURVE endpoint, gone or still stuck in the
         greeting (why a bot may never have said hello)."""

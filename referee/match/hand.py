@@ -19,6 +19,7 @@ from protocol.codec import encode
 from protocol.errors import ErrorCode
 from protocol.schema import Event, WireAction
 from referee.match.config import MatchConfig
+from referee.match.defence import defend_action, defend_request
 from referee.match.faults import (
     TERMINAL_FAULTS,
     BotFault,
@@ -162,7 +163,57 @@ class HandPlay:
                 self._done = None
                 for link in self.links:
                     link.cancel_ask()
-        return state
+        return await self._defend(state)
+
+    async def _defend(self, state: HandState) -> HandState:
+        """After a knock, ask a defender granted ``declare_melds`` for its melds (the
+        referee's arrangement stands when it declares none); its fault is resolved by policy
+        (under strikes the referee's arrangement stands)."""
+        result = state.result
+        if result is None or result.knocker is None:
+            return state
+        defender = 1 - result.knocker
+        link = self.links[defender]
+        if not link.asks_defence() or link.fault is not None or link.error is not None:
+            return state
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[HandState] = loop.create_future()
+        request_id = link.new_request_id()
+        clock = link.clock
+
+        def on_reply(wire: WireAction, elapsed: float) -> None:
+            if done.done():
+                return
+            try:
+                action = defend_action(wire)
+                after = state if action is None else apply(state, action)
+            except RulesError as err:
+                link.reply_error(ErrorCode.ILLEGAL_ACTION, str(err), request_id)
+                fault = link.record_fault(FaultKind.ILLEGAL, str(err), request_id=request_id)
+                done.set_exception(BotFault(fault))
+                return
+            summary = self.seats[defender]
+            summary.decisions += 1
+            summary.time_used += elapsed
+            if action is not None:
+                self.actions.append((defender, str(action), elapsed * 1000))
+            done.set_result(after)
+
+        def on_fault(err: Exception) -> None:
+            if not done.done():
+                done.set_exception(err)
+
+        link.release_events()  # the knock's event goes out first, as a message of its own
+        request = defend_request(
+            state, request_id, int(clock.time_left * 1000), int(clock.bank * 1000)
+        )
+        link.ask(request_id, request, on_reply, on_fault)
+        try:
+            return await done
+        except BotFault as err:
+            return self._resolve(err.fault, state, self.actions)
+        finally:
+            link.cancel_ask()
 
     def _ask(self, state: HandState) -> None:
         """Send the request for ``state`` to the seat to act (see :meth:`_decision_loop`)."""
@@ -266,8 +317,8 @@ class HandPlay:
         if summary.strikes >= self.config.strikes:
             raise MatchForfeited(fault)
         link.clear_fault()
-        if state.to_act != fault.seat:
-            return state  # an idle seat's fault: nothing to play for it now
+        if state.to_act != fault.seat or state.is_over:
+            return state  # an idle seat's, or a defender's: nothing to play for it now
         action = safe_default(state)
         after = apply(state, action)
         self._played(after, fault.seat, action, actions, 0.0)

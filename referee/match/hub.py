@@ -44,6 +44,7 @@ from referee.match.seat import SeatLink
 from referee.match.tokens import new_token
 from referee.net.keys import KeyRing
 from referee.net.transport import Incoming
+from referee.net.zmtp import SUPPORTED_VERSIONS as ZMTP_VERSIONS
 
 __all__ = ["REFEREE_NAME", "Hub", "Transport"]
 
@@ -160,6 +161,14 @@ class Hub:
 
     def _no_hello_hint(self) -> str:
         """Why a bot may have said no hello, where the transport saw a likely reason."""
+        old, version = self.transport.old_zmtp()
+        if old:
+            return (
+                f" ({old} connection(s) greeted with {version}: the"
+                f" referee speaks {ZMTP_VERSIONS} only (libzmq 4.x, pyzmq, zeromq.js,"
+                " JeroMQ 0.4 and later; Debian's libjeromq-java 0.3.6 speaks ZMTP 2.0);"
+                ' docs/protocol.md, "The socket")'
+            )
         refused = self.transport.without_curve()
         if not refused:
             return ""
@@ -224,6 +233,7 @@ class Hub:
                 1000,
                 inline_events=hello.inline_events,
                 multi_match=hello.multi_match and self.multi_match,
+                declare_melds=hello.declare_melds,
             )
             self._send(peer, granted)
         LOGGER.info("bot %r waits in the lobby (peer %s)", hello.name, peer.hex())
@@ -461,6 +471,7 @@ class Hub:
                 heartbeat_ms,
                 inline_events=hello.inline_events,
                 multi_match=link.multi_match,
+                declare_melds=hello.declare_melds,
             )
             self._send(peer, granted)
         LOGGER.info("seat %d bound to %r (peer %s)", link.seat, hello.name, peer.hex())

@@ -298,8 +298,8 @@ def _replay_hand(
     )
     actions: list[Action] = []
     for seat, text, _ms in rec["actions"]:
-        if seat != state.to_act:
-            raise ValueError(f"action {text!r} by seat {seat} but seat {state.to_act} was to act")
+        if seat != state.actor:
+            raise ValueError(f"action {text!r} by seat {seat} but seat {state.actor} was to act")
         action = parse_action(text)
         state = apply(state, action)
         actions.append(action)

@@ -157,6 +157,11 @@ class SeatLink(SeatBase):
 
     # ------------------------------------------------------------------ decisions
 
+    def asks_defence(self) -> bool:
+        """Whether the seat is asked for its own melds after the opponent's knock now (it was
+        granted ``declare_melds``)."""
+        return self.declare_melds
+
     def new_request_id(self) -> int:
         """A fresh, increasing request id."""
         rid = self._next_id

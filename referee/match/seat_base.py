@@ -70,6 +70,8 @@ class SeatBase:
         self.hello: Hello | None = None
         """The hello this seat was bound with."""
         self.inline_events = False
+        self.declare_melds = False
+        """Granted: after the opponent's knocks the seat declares its own melds."""
         """The bot asked for the opponent's moves inside its requests."""
         self.multi_match = False
         """The welcome granted ``multi_match``: the connection may be kept for another match."""
@@ -123,6 +125,7 @@ class SeatBase:
         self.hello = hello
         self.name = hello.name
         self.inline_events = hello.inline_events
+        self.declare_melds = hello.declare_melds
         self.multi_match = multi_match
         self.last_heard = arrived
         if not self.connected.done():

@@ -16,6 +16,8 @@ from referee.rules import (
     Action,
     BigGin,
     Card,
+    CardSet,
+    Defend,
     Discard,
     DrawStock,
     HandResult,
@@ -56,6 +58,8 @@ def to_wire_action(action: Action) -> WireAction:
     match action:
         case Knock(card=card, melds=melds) if melds is not None:
             return WireAction("knock", str(card), _melds_text(melds))
+        case Defend(melds=melds):
+            return WireAction("defend", None, _melds_text(melds))
     raise TypeError(f"no wire form for {action!r}")
 
 
@@ -128,7 +132,25 @@ def hand_end_message(
         layoffs=tuple((str(card), *(str(c) for c in meld.cards)) for card, meld in result.layoffs),
         deadwood=result.deadwood,
         scores=scores,
+        layoff_melds=layoff_melds(result.layoffs) if result.layoffs else None,
     )
+
+
+def layoff_melds(layoffs: tuple[tuple[Card, Meld], ...]) -> tuple[tuple[str, ...], ...]:
+    """The knocker's meld after each layoff, in card order (``hand_end.layoff_melds``).
+
+    >>> from referee.rules import Card, Meld, parse_cards
+    >>> run = Meld.from_cards(parse_cards("5s 6s 7s"))
+    >>> layoff_melds(((Card.parse("8s"), run), (Card.parse("9s"), run)))
+    (('5s', '6s', '7s', '8s'), ('5s', '6s', '7s', '8s', '9s'))
+    """
+    grown: dict[Meld, int] = {}
+    out = []
+    for card, meld in layoffs:
+        mask = grown.get(meld, meld.mask) | 1 << card.index
+        grown[meld] = mask
+        out.append(tuple(str(c) for c in CardSet(mask)))
+    return tuple(out)
 
 
 def event_action(action: Action, card: Card | None) -> WireAction:

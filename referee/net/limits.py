@@ -102,10 +102,21 @@ under the default 2 GiB it dies before ``main`` ("Could not reserve enough space
 stdout). 64 MiB holds the classes of any bot; a command line's own ``-XX`` options win."""
 
 
+MALLOC_ARENAS = "2"
+"""What a sandboxed bot's ``MALLOC_ARENA_MAX`` is unless the operator sets it: glibc gives each
+thread that allocates its own arena of 64 MiB of address space, up to 8 per core, and a JVM's
+compiler and GC threads then run out of the 2 GiB limit after a few hands ("There is
+insufficient memory for the Java Runtime Environment to continue", on its stdout, exit
+status 1). Two arenas cost a threaded program little; a single-threaded one uses one."""
+
+
 def runtime_env(limits: Limits) -> dict[str, str]:
-    """Variables a bot gets, unless the operator gives them, so that its runtime starts within
-    ``limits`` (:data:`JVM_OPTIONS`, when the address space is below 4 GiB)."""
-    return {"JAVA_TOOL_OPTIONS": JVM_OPTIONS} if limits.address_space < 4096 * _MIB else {}
+    """Variables a bot gets, unless the operator gives them, so that its runtime runs within
+    ``limits`` (:data:`JVM_OPTIONS` and :data:`MALLOC_ARENAS`, when the address space is below
+    4 GiB)."""
+    if limits.address_space >= 4096 * _MIB:
+        return {}
+    return {"JAVA_TOOL_OPTIONS": JVM_OPTIONS, "MALLOC_ARENA_MAX": MALLOC_ARENAS}
 
 
 _STDERR_CAUSES: tuple[tuple[str, str], ...] = (

@@ -52,6 +52,7 @@ from referee.net.zmtp import (
     Mechanism,
     ServerConnection,
     ZmtpError,
+    ZmtpVersionError,
 )
 
 __all__ = ["BATCH", "Owner", "PeerProtocol"]
@@ -213,6 +214,9 @@ class PeerProtocol(asyncio.BufferedProtocol):
             if err.reply:
                 self._write(err.reply)
             self.owner.on_protocol_error(self, str(err))
+            if isinstance(err, ZmtpVersionError):
+                self.owner.stats.old_zmtp += 1
+                self.owner.stats.old_zmtp_version = err.version
             self.close(f"protocol error: {err}", False)
             return
         self._credit -= used

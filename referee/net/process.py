@@ -19,8 +19,9 @@
   place: if the referee dies, even by SIGKILL, the kernel kills each bot (its own children are
   left to the bot). Without ``setpriv`` bots start directly and an orphaned SDK bot exits after
   its receive timeout.
-* stdin and stdout are ``/dev/null`` (the protocol runs over ZeroMQ); stdout can optionally be
-  merged into the stderr capture.  stderr goes to an ``os.pipe`` that the event loop reads
+* stdin is ``/dev/null`` (the protocol runs over ZeroMQ); stdout is kept with stderr until the
+  bot said hello (:meth:`BotProcess.stop_keeping_stdout`), then dropped, or merged into the
+  stderr capture for good.  stderr goes to an ``os.pipe`` that the event loop reads
   continuously (``loop.connect_read_pipe``), keeping the last ``tail_bytes`` in memory and
   optionally appending to a log file up to a size cap.  A bot flooding stderr therefore never
   blocks on a full pipe (once adopted) and never grows our memory.  ``wait`` waits for the
@@ -58,7 +59,7 @@ from referee.net.limits import describe_limit, limit_cause
 from referee.net.runqueue import RunQueueMeter
 from referee.net.sandbox import SandboxLevel
 from referee.net.spawn import BotCommand, BotStartError, Spawned, spawn
-from referee.net.stderr import StderrSink, open_log
+from referee.net.stderr import StderrSink, StdoutSink, open_log
 
 __all__ = ["BotCommand", "BotProcess", "BotStartError"]
 
@@ -92,6 +93,7 @@ class BotProcess:
         self._out_of_memory = False
         self._popen = spawned.popen
         self._sink = sink
+        self._stdout: StdoutSink | None = None
         self._lock = asyncio.Lock()
         self._group_killed = False
         self._terminated = False
@@ -189,14 +191,27 @@ class BotProcess:
         sink = StderrSink(tail_bytes, log, stderr_cap)
         bot = cls(spawned, sink)
         pipe = os.fdopen(spawned.stderr_fd, "rb", buffering=0)  # the pipe transport's now
-        connected = False
+        out = None
+        if spawned.stdout_fd is not None:
+            out = os.fdopen(spawned.stdout_fd, "rb", buffering=0)
+            bot._stdout = StdoutSink(sink)
+        connected = 0
         try:
             await bot._loop.connect_read_pipe(lambda: sink, pipe)
-            connected = True
+            connected = 1
+            if out is not None and bot._stdout is not None:
+                stdout = bot._stdout
+                await bot._loop.connect_read_pipe(lambda: stdout, out)
+            connected = 2
         finally:
-            if not connected:  # includes cancellation: never leak a running bot
-                pipe.close()
-                sink.connection_lost(None)
+            if connected < 2:  # includes cancellation: never leak a running bot
+                if connected == 0:
+                    pipe.close()
+                    sink.connection_lost(None)
+                if out is not None:
+                    out.close()
+                    if bot._stdout is not None:
+                        bot._stdout.connection_lost(None)
                 await bot.terminate(grace=0)
         ago = 1000 * (time.monotonic() - spawned.at)
         logger.debug("started bot pid %d %.0f ms ago: %s", bot.pid, ago, shlex.join(bot.argv))
@@ -250,10 +265,14 @@ class BotProcess:
         usual case (a surviving grandchild may hold the pipe open: ``terminate`` cleans up).
         """
         rc = await asyncio.shield(self._exited)
-        if not self._sink.closed.is_set():
+        closing = [sink.closed.wait() for sink in self._sinks() if not sink.closed.is_set()]
+        if closing:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._sink.closed.wait(), _PIPE_CLOSE_TIMEOUT)
+                await asyncio.wait_for(asyncio.gather(*closing), _PIPE_CLOSE_TIMEOUT)
         return self._status(rc)
+
+    def _sinks(self) -> list[StderrSink | StdoutSink]:
+        return [self._sink] if self._stdout is None else [self._sink, self._stdout]
 
     def exit_hint(self) -> str:
         """Describe how the bot ended, e.g. "exited with code 3", "killed by signal SIGSEGV";
@@ -291,6 +310,16 @@ class BotProcess:
             self.stderr_tail(4096), cmd.argv, cwd, search, cmd.expose, self._spawned.hide
         )
         return "" if found is None else hidden.hint(found)
+
+    def stop_keeping_stdout(self) -> None:
+        """The bot said hello: its stdout is dropped from now on (idempotent)."""
+        if self._stdout is not None:
+            self._stdout.stop()
+
+    @property
+    def stdout_kept(self) -> int:
+        """How many bytes of the bot's stdout its stderr capture holds (before its hello)."""
+        return 0 if self._stdout is None else self._stdout.kept
 
     def stderr_tail(self, n: int = 1024) -> str:
         """The last ``n`` bytes of the bot's stderr, decoded as UTF-8 with replacement."""
@@ -372,17 +401,17 @@ class BotProcess:
             logger.warning("cannot signal process group %d: %s", self.pgid, exc)
 
     async def _close_capture(self) -> None:
-        sink = self._sink
-        if sink.closed.is_set():
-            return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(sink.closed.wait(), _PIPE_CLOSE_TIMEOUT)
-        if not sink.closed.is_set():
-            # A process outside our group still holds the pipe; stop listening to it.
-            logger.info("bot pid %d: stderr still open after kill; closing it", self.pid)
-            if sink.transport is not None:
-                sink.transport.close()
-            await sink.closed.wait()
+        for sink in self._sinks():
+            if sink.closed.is_set():
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(sink.closed.wait(), _PIPE_CLOSE_TIMEOUT)
+            if not sink.closed.is_set():
+                # A process outside our group still holds the pipe; stop listening to it.
+                logger.info("bot pid %d: output still open after kill; closing it", self.pid)
+                if sink.transport is not None:
+                    sink.transport.close()
+                await sink.closed.wait()
 
     async def __aenter__(self) -> BotProcess:
         """Return self (the process is already running)."""

@@ -105,13 +105,16 @@ class BotCommand:
 @dataclass(eq=False, slots=True)
 class Spawned:
     """A bot's process just started: its own process group's leader, its stderr on the pipe
-    whose read end is ``stderr_fd``. Adopt it (``BotProcess.adopt``) or :meth:`kill` it."""
+    whose read end is ``stderr_fd``, its stdout on ``stdout_fd`` (None: merged into stderr).
+    Adopt it (``BotProcess.adopt``) or :meth:`kill` it."""
 
     cmd: BotCommand
     popen: subprocess.Popen[bytes]
     stderr_fd: int
     level: SandboxLevel
     """The sandbox level it runs at."""
+    stdout_fd: int | None = None
+    """The read end of its stdout's pipe (kept until its hello, :mod:`referee.net.stderr`)."""
     lease: UidLease | None = None
     """The host uid it runs as, when the referee is root (released when it ends)."""
     cgroup: SeatCgroup | None = None
@@ -133,6 +136,8 @@ class Spawned:
             os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
         os.close(self.stderr_fd)
+        if self.stdout_fd is not None:
+            os.close(self.stdout_fd)
         if self.cgroup is not None:
             self.cgroup.kill()
             self.cgroup.close()
@@ -152,8 +157,8 @@ def spawn(
     nice: int = 10,
     hide: Sequence[str] = (),
 ) -> Spawned:
-    """Start ``cmd`` at sandbox ``level`` in a new process group, stdin and stdout on
-    ``/dev/null`` (stdout into the stderr pipe with ``merge_stdout``), stderr on a new pipe.
+    """Start ``cmd`` at sandbox ``level`` in a new process group, stdin on ``/dev/null``,
+    stderr and stdout on new pipes (stdout into the stderr pipe with ``merge_stdout``).
 
     The environment is the allowlist of :func:`sandbox.bot_env` and the names in
     ``cmd.pass_env`` taken from ``base_env`` (default: ``os.environ``), updated with
@@ -198,11 +203,12 @@ def spawn(
     cgroup = None if bare else _seat_cgroup(cmd, level, nice)
     argv = launch.argv if cgroup is None else (*cgroup.join_argv, *launch.argv)
     rfd, wfd = os.pipe()
+    out_r, out_w = (None, wfd) if merge_stdout else os.pipe()
     try:
         popen = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
-            stdout=wfd if merge_stdout else subprocess.DEVNULL,
+            stdout=out_w,
             stderr=wfd,
             cwd=cmd.cwd,
             env=child_env,
@@ -211,6 +217,8 @@ def spawn(
         )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         os.close(rfd)
+        if out_r is not None:
+            os.close(out_r)
         if cgroup is not None:
             cgroup.close()
         if lease is not None:
@@ -218,13 +226,15 @@ def spawn(
         raise BotStartError(cmd.argv, _start_reason(exc, cmd)) from exc
     finally:
         os.close(wfd)  # the child has its copy
+        if out_w != wfd:
+            os.close(out_w)
         for fd in launch.pass_fds:
             os.close(fd)
     if nice and level is not SandboxLevel.NAMESPACES:  # there: ``nice`` in the chain
         with contextlib.suppress(OSError):
             own = os.getpriority(os.PRIO_PROCESS, 0)
             os.setpriority(os.PRIO_PROCESS, popen.pid, min(19, own + nice))
-    return Spawned(cmd, popen, rfd, level, lease, cgroup, hide=tuple(hide))
+    return Spawned(cmd, popen, rfd, level, out_r, lease, cgroup, hide=tuple(hide))
 
 
 @functools.cache

@@ -393,6 +393,10 @@ class RouterTransport:
         if key is not None:
             self._live_keys[key] = conn.peer
 
+    def old_zmtp(self) -> tuple[int, str]:
+        """Connections refused for an old ZMTP greeting, and the latest such version."""
+        return self.stats.old_zmtp, self.stats.old_zmtp_version
+
     def without_curve(self) -> int:
         """Connections to this CURVE endpoint that never completed the handshake: those gone
         (``stats.without_curve``) and those still in the middle of their greeting (a libzmq

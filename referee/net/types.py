@@ -156,5 +156,10 @@ class TransportStats:
     """Connections to a CURVE endpoint that ended before the handshake was complete, as a
     libzmq client without CURVE (a bot that did not use ``GIN_REFEREE_SERVER_KEY``) ends
     them: the hint a bot that never said hello gets."""
+    old_zmtp: int = 0
+    """Connections refused for greeting with a ZMTP version before 3.0 (libzmq 3.x, Debian's
+    JeroMQ 0.3.6): the hint a bot that never said hello gets."""
+    old_zmtp_version: str = ""
+    """The latest such version, as ``ZMTP 2.0``."""
     pongs_dropped: int = 0
     """PONGs not written because the peer had not read what was queued before them."""

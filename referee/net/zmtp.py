@@ -57,11 +57,13 @@ __all__ = [
     "PONG",
     "READY",
     "SIGNATURE",
+    "SUPPORTED_VERSIONS",
     "TOO_LARGE",
     "Mechanism",
     "NullMechanism",
     "ServerConnection",
     "ZmtpError",
+    "ZmtpVersionError",
     "check_socket_type",
     "command",
     "frame",
@@ -107,6 +109,19 @@ class ZmtpError(Exception):
     def __init__(self, message: str, *, reply: bytes = b"") -> None:
         super().__init__(message)
         self.reply = reply
+
+
+class ZmtpVersionError(ZmtpError):
+    """The peer greeted with a ZMTP version the referee does not speak (``version``, as
+    ``ZMTP 2.0``); the message says which it speaks."""
+
+    def __init__(self, version: str) -> None:
+        super().__init__(f"{version} greeting: the referee speaks {SUPPORTED_VERSIONS} only")
+        self.version = version
+
+
+SUPPORTED_VERSIONS: Final = "ZMTP 3.0 and 3.1"
+"""The ZMTP versions a peer may greet with, as faults and docs name them."""
 
 
 def frame(body: bytes, flags: int = 0) -> bytes:
@@ -341,8 +356,8 @@ class ServerConnection:
         buf = self._buf
         if (buf[:1] and buf[0] != 0xFF) or (len(buf) >= 10 and not buf[9] & 1):
             raise ZmtpError("not a ZMTP 3 peer (no greeting signature)")
-        if len(buf) >= 11 and buf[10] < 3:
-            raise ZmtpError(f"ZMTP version {buf[10]} is too old (3.0 or later needed)")
+        if len(buf) >= 11 and buf[10] < 3:  # ZMTP 2.0 sends its revision 1 here
+            raise ZmtpVersionError("ZMTP 2.0" if buf[10] == 1 else f"ZMTP revision {buf[10]}")
         if len(buf) < GREETING_SIZE:
             return False
         if buf[32] != 0:  # the referee is the server; a peer that claims to be one cannot talk

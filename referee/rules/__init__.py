@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         TAKE_DISCARD,
         Action,
         BigGin,
+        Defend,
         Discard,
         DrawStock,
         Knock,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from referee.rules.moves import apply, apply_unchecked, check, is_legal, replay
     from referee.rules.ruleset import (
         CLASSIC,
+        EAAI,
         OKLAHOMA,
         PRESETS,
         STANDARD,
@@ -71,6 +73,7 @@ _HOME = {
     "Action": "actions",
     "BIG_GIN": "actions",
     "BigGin": "actions",
+    "Defend": "actions",
     "CLASSIC": "ruleset",
     "Card": "cards",
     "CardParseError": "errors",
@@ -94,6 +97,7 @@ _HOME = {
     "OKLAHOMA": "ruleset",
     "PASS_UPCARD": "actions",
     "PRESETS": "ruleset",
+    "EAAI": "ruleset",
     "PassUpcard": "actions",
     "Phase": "state",
     "PlayerView": "view",
@@ -151,8 +155,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "ALL_MELDS", "BIG_GIN", "CLASSIC", "DECK", "DRAW_STOCK", "OKLAHOMA", "PASS_UPCARD",
-    "PRESETS", "STANDARD", "STRAIGHT", "TAKE_DISCARD", "Action", "BigGin", "Card",
+    "ALL_MELDS", "BIG_GIN", "CLASSIC", "DECK", "DRAW_STOCK", "EAAI", "OKLAHOMA", "PASS_UPCARD",
+    "PRESETS", "STANDARD", "STRAIGHT", "TAKE_DISCARD", "Action", "BigGin", "Card", "Defend",
     "CardParseError", "CardSet", "Discard", "DrawStock", "GameScore", "GameState",
     "HandResult", "HandScore", "HandState", "IllegalAction", "InvalidMeld", "Knock",
     "MalformedAction", "Meld", "MeldKind", "NextDealer", "PassUpcard", "Phase", "PlayerView",

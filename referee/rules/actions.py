@@ -25,6 +25,7 @@ __all__ = [
     "TAKE_DISCARD",
     "Action",
     "BigGin",
+    "Defend",
     "Discard",
     "DrawStock",
     "Knock",
@@ -98,8 +99,23 @@ class BigGin:
         return "big_gin"
 
 
-Action = PassUpcard | TakeDiscard | DrawStock | Discard | Knock | BigGin
-"""Every action a player can take."""
+@dataclass(frozen=True, slots=True)
+class Defend:
+    """After a knock, the defender declares its own melds (docs/rules.md, "After a knock"):
+    they are scored as declared, its other cards are deadwood, less what it can lay off. A
+    defender that declares nothing is arranged for the least deadwood, as before."""
+
+    melds: tuple[Meld, ...]
+    """The defender's melds, of its ten cards (none: every card is deadwood or laid off)."""
+
+    def __str__(self) -> str:
+        if not self.melds:
+            return "defend"
+        return "defend melds " + " | ".join(str(m) for m in self.melds)
+
+
+Action = PassUpcard | TakeDiscard | DrawStock | Discard | Knock | BigGin | Defend
+"""Every action a player can take (a :class:`Defend` only once a knock has ended the hand)."""
 
 PASS_UPCARD = PassUpcard()
 TAKE_DISCARD = TakeDiscard()
@@ -141,6 +157,13 @@ def parse_action(text: str) -> Action:
         if len(words) > 1:
             raise MalformedAction(repr(text), f"{kind} takes no argument")
         return _SIMPLE[kind]
+    if kind == "defend":
+        if len(words) == 1:
+            return Defend(())
+        melds_text = words[1].removeprefix("melds ")
+        if melds_text == words[1]:
+            raise MalformedAction(repr(text), "expected defend melds ...")
+        return Defend(tuple(Meld.from_cards(parse_cards(m)) for m in melds_text.split("|")))
     if kind not in ("discard", "knock") or len(words) < 2:
         raise MalformedAction(repr(text), f"unknown action {kind!r}")
     card_text, _, rest = words[1].partition(" melds ")

@@ -16,6 +16,7 @@ from referee.rules.actions import (
     TAKE_DISCARD,
     Action,
     BigGin,
+    Defend,
     Discard,
     DrawStock,
     Knock,
@@ -27,7 +28,7 @@ from referee.rules.compiled import compiled_module
 from referee.rules.errors import IllegalAction
 from referee.rules.melds import Meld, deadwood_mask, meld_kind
 from referee.rules.ruleset import RuleSet
-from referee.rules.scoring import HandResult, Termination, resolve_knock
+from referee.rules.scoring import HandResult, Termination, defend_result, resolve_knock
 from referee.rules.state import (
     _P_DISCARD,
     _P_DRAW,
@@ -63,12 +64,39 @@ def is_legal(state: HandState, action: Action) -> bool:
 
 
 def _illegal_reason(state: HandState, action: Action) -> str | None:
+    if type(action) is Defend:
+        return _check_defend(state, action)
     if state.phase is _P_OVER:
         return "the hand is over"
     checker = _CHECKS.get(type(action))
     if checker is None:
         return f"unknown action {action!r}"
     return checker(state, action)
+
+
+def _check_defend(state: HandState, action: Defend) -> str | None:
+    """Legal once, right after a knock (or gin, or big gin), with melds of the defender's own
+    cards, each card in one meld at most."""
+    result = state.result
+    if state.phase is not _P_OVER or result is None or result.knocker is None:
+        return "the defender declares its melds only after a knock"
+    if result.defended:
+        return "the defender has declared its melds already"
+    own = state.hands[1 - result.knocker]
+    used = 0
+    for meld in action.melds:
+        if meld.mask & ~own:
+            return f"the meld {meld} is not of the defender's cards"
+        if meld.mask & used:
+            return f"the meld {meld} shares a card with another meld"
+        used |= meld.mask
+    return None
+
+
+def _apply_defend(state: HandState, action: Defend) -> HandState:
+    assert state.result is not None
+    result = defend_result(state.rules, state.result, action.melds, state.multiplier)
+    return state._replace(result=result)
 
 
 def _check_pass(state: HandState, action: Action) -> str | None:
@@ -252,6 +280,7 @@ _CHECKS: dict[type, Callable[[HandState, Any], str | None]] = {
     Discard: _check_discard,
     Knock: _check_discard,
     BigGin: _check_big_gin,
+    Defend: _check_defend,
 }
 _APPLY: dict[type, Callable[[HandState, Any], HandState]] = {
     PassUpcard: _apply_pass,
@@ -260,6 +289,7 @@ _APPLY: dict[type, Callable[[HandState, Any], HandState]] = {
     Discard: _apply_discard,
     Knock: _apply_knock,
     BigGin: _apply_big_gin,
+    Defend: _apply_defend,
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "CLASSIC",
+    "EAAI",
     "LEGACY_VALUES",
     "OKLAHOMA",
     "PRESETS",
@@ -146,6 +147,23 @@ class RuleSet:
                 values[key] = value
         return replace(STANDARD, **values)
 
+    @staticmethod
+    def from_table(table: dict[str, Any]) -> RuleSet:
+        """A variant written as a table (a TOML ``[rules]`` table): ``preset`` (default
+        ``standard``) and the fields that differ from it; its ``name`` defaults to
+        ``PRESET-custom``. Unknown fields and bad values raise ``ValueError``.
+
+        >>> RuleSet.from_table({"preset": "eaai", "target": 50}).name
+        'eaai-custom'
+        """
+        fields_ = dict(table)
+        preset = fields_.pop("preset", "standard")
+        if not isinstance(preset, str):
+            raise ValueError("rule field preset must be a preset name")
+        base = RuleSet.preset(preset)
+        merged = {**base.to_dict(), **fields_, "name": fields_.get("name", f"{preset}-custom")}
+        return RuleSet.from_dict(merged)
+
     @property
     def rules_hash(self) -> str:
         """A stable 16-hex-digit hash of :meth:`to_dict` (canonical JSON, SHA-256).
@@ -172,5 +190,19 @@ OKLAHOMA = replace(STANDARD, name="oklahoma", oklahoma=True, spade_doubles=True)
 """The first upcard sets the knock limit; a spade upcard doubles the hand."""
 STRAIGHT = replace(STANDARD, name="straight", knock_limit=0)
 """Gin only: no knocking with deadwood."""
-PRESETS: dict[str, RuleSet] = {r.name: r for r in (STANDARD, CLASSIC, OKLAHOMA, STRAIGHT)}
+EAAI = replace(
+    STANDARD,
+    name="eaai",
+    big_gin_bonus=None,
+    game_bonus=0,
+    box_bonus=0,
+    shutout_bonus=0,
+    next_dealer=NextDealer.ALTERNATE,
+    turn_cap=10_000,
+)
+"""The EAAI Gin Rummy Challenge framework's game: knock 10, gin 25, undercut 25 (a tie is an
+undercut), no big gin, a game is hand points to 100 with no game, box or shutout bonus, the
+starting player alternates after each scored hand (a void hand is redealt as it was), and no
+turn cap in practice (docs/rules.md, "The eaai preset")."""
+PRESETS: dict[str, RuleSet] = {r.name: r for r in (STANDARD, CLASSIC, OKLAHOMA, STRAIGHT, EAAI)}
 """Named presets."""

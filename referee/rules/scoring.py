@@ -14,7 +14,7 @@ HandScore(termination=<Termination.UNDERCUT: 'undercut'>, knocker_wins=False, po
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import product
 
@@ -35,6 +35,8 @@ __all__ = [
     "HandScore",
     "Termination",
     "best_defence",
+    "declared_defence",
+    "defend_result",
     "layoff_options",
     "resolve_knock",
     "score_hand",
@@ -168,6 +170,63 @@ def best_defence(defender: int, knocker_melds: tuple[Meld, ...], *, allow_layoff
     return Defence(dw, split_packing(rest, _best_packing(rest)[0]), layoffs)
 
 
+def declared_defence(
+    defender: int, melds: tuple[Meld, ...], knocker_melds: tuple[Meld, ...], *, allow_layoffs: bool
+) -> Defence:
+    """The defender's deadwood with its own ``melds`` as declared: its other cards are deadwood
+    except those it lays off (chosen for the least deadwood; no other meld is formed)."""
+    covered = 0
+    for meld in melds:
+        covered |= meld.mask
+    rest = defender & ~covered
+    per_meld = [layoff_options(rest, m.mask) if allow_layoffs else [0] for m in knocker_melds]
+    best: tuple[int, tuple[int, ...]] | None = None
+    for combo in product(*per_meld):
+        laid = 0
+        for option in combo:
+            if laid & option:
+                break
+            laid |= option
+        else:
+            dw = mask_value(rest & ~laid)
+            if best is None or dw < best[0]:
+                best = (dw, combo)
+    assert best is not None
+    dw, combo = best
+    layoffs = tuple(
+        (DECK[i], meld)
+        for meld, option in zip(knocker_melds, combo, strict=True)
+        for i in _chain_order(option, meld.mask)
+    )
+    return Defence(dw, melds, layoffs)
+
+
+def defend_result(
+    rules: RuleSet, result: HandResult, melds: tuple[Meld, ...], multiplier: int = 1
+) -> HandResult:
+    """``result`` (a knock's) scored again with the defender's declared ``melds``."""
+    knocker = result.knocker
+    assert knocker is not None
+    defender = 1 - knocker
+    big_gin = result.termination is Termination.BIG_GIN
+    k_dw = result.deadwood[knocker]
+    gin = k_dw == 0 and not big_gin
+    defence = declared_defence(
+        result.hands[defender].mask, melds, result.melds[knocker],
+        allow_layoffs=not (gin or big_gin),
+    )  # fmt: skip
+    score = score_hand(
+        rules, knocker_deadwood=k_dw, defender_deadwood=defence.deadwood, gin=gin,
+        big_gin=big_gin, multiplier=multiplier,
+    )  # fmt: skip
+    hands = result.hands
+    scored = _result(
+        knocker, hands[knocker].mask, hands[defender].mask, result.melds[knocker], k_dw,
+        defence, score,
+    )  # fmt: skip
+    return replace(scored, defended=True)
+
+
 def _chain_order(option: int, meld: int) -> list[int]:
     """Indices of ``option`` ordered from the meld outwards (the order they are laid off)."""
     low = (meld & -meld).bit_length() - 1
@@ -196,6 +255,8 @@ class HandResult:
     """Cards the defender laid off, each with the knocker's meld it joined."""
     deadwood: tuple[int, int] = (0, 0)
     """Final deadwood by seat (the defender's after layoffs)."""
+    defended: bool = False
+    """The defender declared its own melds (:func:`defend_result`)."""
 
 
 def resolve_knock(

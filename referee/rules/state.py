@@ -118,6 +118,15 @@ class HandState(NamedTuple):
         return CardSet(self.hands[seat])
 
     @property
+    def actor(self) -> int:
+        """The seat whose move may come next: ``to_act``, or once a knock ended the hand the
+        defender, who may still declare its melds (:class:`~referee.rules.Defend`)."""
+        result = self.result
+        if result is not None and result.knocker is not None and not result.defended:
+            return 1 - result.knocker
+        return self.to_act
+
+    @property
     def stock_size(self) -> int:
         """Cards left in the stock."""
         return len(self.deck) - self.stock_pos

@@ -208,7 +208,9 @@ def _hello_item(add: Add, hello: Any, rejections: list[str]) -> None:
     extras = [f"name {hello.name!r}"]
     extras.append(f"author {hello.author!r}" if hello.author else "no author")
     extras.append(f"version {hello.version!r}" if hello.version else "no version")
-    asked = [flag for flag in ("inline_events", "multi_match") if getattr(hello, flag)]
+    asked = [
+        flag for flag in ("inline_events", "multi_match", "declare_melds") if getattr(hello, flag)
+    ]
     extras.append("asks " + " and ".join(asked) if asked else "asks for no options")
     add("hello", PASS, "protocol_version 1, " + ", ".join(extras))
 

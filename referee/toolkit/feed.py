@@ -40,6 +40,7 @@ from referee.match.bots import (
 from referee.match.clock import TimeControl
 from referee.match.config import MatchConfig
 from referee.match.deals import Deal, parse_key
+from referee.match.defence import defend_action
 from referee.match.faults import FaultKind, FaultPolicy
 from referee.match.hub import Hub
 from referee.match.record import RecordError, read_record_lines, replay_record
@@ -176,6 +177,13 @@ class _Script:
         self.pos[(game, hand)] = at + 1
         return str(text), float(ms) / 1000
 
+    def defends_next(self, seat: int, game: int, hand: int) -> bool:
+        """Whether the hand's next recorded move is ``seat`` declaring its melds after a knock
+        (then that seat is asked for them, as it was in the match)."""
+        moves = self.hands.get((game, hand), [])
+        at = self.pos.get((game, hand), 0)
+        return at < len(moves) and moves[at][0] == seat and str(moves[at][1]).startswith("defend")
+
     def puppet_move(self, puppet: PuppetLink, request: Request) -> WireAction | None:
         """The recorded opponent's move (a :data:`~referee.toolkit.probe.PuppetPolicy`)."""
         step = self.next(puppet.seat, puppet.game, puppet.hand)
@@ -209,6 +217,15 @@ def _wire(text: str) -> WireAction:
     return to_wire_action(parse_action(text))
 
 
+class _Puppet(PuppetLink):
+    """The recorded opponent: asked for its melds after a knock where the record has them."""
+
+    script: _Script
+
+    def asks_defence(self) -> bool:
+        return self.script.defends_next(self.seat, self.game, self.hand)
+
+
 class FeedLink(ProbeLink):
     """The bot's seat in a feed: its replies are noted, the recorded moves are played."""
 
@@ -220,6 +237,10 @@ class FeedLink(ProbeLink):
         self.fed: list[FedDecision] = []
         self.muted = False
         self._step: tuple[str, float] | None = None
+
+    def asks_defence(self) -> bool:
+        """As the match did: when the record holds this seat's melds after a knock."""
+        return self.script.defends_next(self.seat, self.game, self.hand)
 
     def enter(self, game: int, hand: int) -> None:
         """Move on; hands outside the focus are played without a word to the bot."""
@@ -282,7 +303,11 @@ class FeedLink(ProbeLink):
             return
         self._answered.add(rid)
         try:
-            new = str(to_action(action))
+            if action.kind == "defend":
+                declared = defend_action(action)
+                new = "defend (the referee arranges)" if declared is None else str(declared)
+            else:
+                new = str(to_action(action))
         except RulesError:
             new = repr(action)
         self.fed[-1] = replace(self.fed[-1], new=new)
@@ -408,10 +433,11 @@ async def feed_record(
         assert isinstance(link, FeedLink)
         link.script = script
         link.focus = lambda g, h: (game is None or g == game) and (hand is None or h == hand)
-        other = PuppetLink(
+        other = _Puppet(
             seat=1 - seat, control=config.time, name=names[1 - seat],
             policy=script.puppet_move, seed=seeds[1 - seat],
         )  # fmt: skip
+        other.script = script
         pair = (link, other) if seat == 0 else (other, link)
         links = [link, other]
         script.links = pair

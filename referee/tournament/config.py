@@ -311,12 +311,8 @@ def _rules(raw: Any, src: str) -> RuleSet:
             raise ConfigError(src, "rules", str(err)) from None
     if not isinstance(raw, dict):
         raise ConfigError(src, "rules", "expected a preset name or a table")
-    fields = dict(raw)
-    preset = fields.pop("preset", "standard")
     try:
-        base = RuleSet.preset(str(preset))
-        merged = {**base.to_dict(), **fields, "name": fields.get("name", f"{preset}-custom")}
-        return RuleSet.from_dict(merged)
+        return RuleSet.from_table(raw)
     except ValueError as err:
         raise ConfigError(src, "rules", str(err)) from None
 

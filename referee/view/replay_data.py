@@ -118,8 +118,8 @@ def hand_data(
     state = deal(rules, deck, dealer=dealer, scores=scores)
     steps = [snapshot(state) | {"action": None}]
     for seat, text, ms in actions:
-        if seat != state.to_act:
-            raise ValueError(f"action {text!r} by seat {seat} but seat {state.to_act} was to act")
+        if seat != state.actor:
+            raise ValueError(f"action {text!r} by seat {seat} but seat {state.actor} was to act")
         action = parse_action(text)
         after = apply(state, action)
         clocks.charge(seat, float(ms))

@@ -57,6 +57,9 @@ class FakeTransport:
     def set_lost_handler(self, handler: Callable[[bytes, str], None] | None) -> None:
         self.lost_handler = handler
 
+    def old_zmtp(self) -> tuple[int, str]:
+        return 0, ""
+
     def without_curve(self) -> int:
         """No CURVE here: never a connection without it."""
         return 0

@@ -13,6 +13,9 @@ from referee.rules import RulesError
 
 @pytest.mark.parametrize("kind", sorted(ACTION_KINDS))
 def test_interned_and_equal_wire_actions_map_to_the_same_rules_action(kind: str) -> None:
+    if kind == "defend":  # no rules action without melds: referee.match.defence reads it
+        assert interned_action(kind, None) is None
+        return
     interned_seen = 0
     for card in (None, *ALL_CARDS):
         interned = interned_action(kind, card)

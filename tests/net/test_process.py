@@ -183,10 +183,24 @@ async def test_merge_stdout() -> None:
     await bot.wait()
     await bot.terminate()
     assert bot.stderr_tail() == "out\nerr"
-    quiet = await BotProcess.start(py(code))
-    await quiet.wait()
-    await quiet.terminate()
-    assert quiet.stderr_tail() == "err"
+    kept = await BotProcess.start(py(code))  # before its hello, stdout is kept
+    await kept.wait()
+    await kept.terminate()
+    assert "out\n" in kept.stderr_tail() and "err" in kept.stderr_tail()
+    assert kept.stdout_kept == 4
+
+
+@pytest.mark.asyncio
+async def test_stdout_is_dropped_once_the_bot_said_hello(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    code = "import sys; open(sys.argv[1]).read(); print('x' * 100000); sys.stderr.write('err')"
+    bot = await BotProcess.start(py(code, str(go)))
+    bot.stop_keeping_stdout()  # as the match does at its hello
+    await asyncio.to_thread(go.write_text, "")  # opened once the bot reads it: then it prints
+    await bot.wait()
+    await bot.terminate()
+    assert bot.stderr_tail() == "err" and bot.stdout_kept == 0
 
 
 # ---------------------------------------------------------------- start failures
@@ -435,7 +449,7 @@ async def test_a_started_bot_nobody_adopts_is_killed_and_reaped() -> None:
     spawned.kill()
     spawned.kill()  # idempotent
     assert spawned.popen.returncode == -signal.SIGKILL
-    assert len(open_fds()) == len(fds) - 1  # its pipe's read end closed
+    assert len(open_fds()) == len(fds) - 2  # its pipes' read ends closed
     with pytest.raises(ProcessLookupError):
         os.kill(spawned.popen.pid, 0)
 

@@ -26,8 +26,9 @@ def general(data: bytes) -> Any:
 
 
 def meld_free(request: Request) -> bool:
+    """No melds anywhere (a defend request's knocker_melds included): the fast path's."""
     actions = [*request.legal, *(event.action for event in request.events)]
-    return all(action.melds is None for action in actions)
+    return request.knocker_melds is None and all(action.melds is None for action in actions)
 
 
 def test_the_examples_take_the_fast_path() -> None:
