@@ -62,12 +62,39 @@ def _remove_owned(top: str, uid: int) -> int:
     return removed
 
 
+def _running(uid: int) -> bool:
+    """Whether a process of ``uid`` is alive (a zombie is not: it is its parent's to reap)."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid != uid:
+                continue
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                state = f.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            return True
+    return False
+
+
+KILL_ROUNDS = 20
+"""How many times :func:`purge` signals a uid's processes at most: a process forking while the
+kernel walks the list can leave a child it never saw (a fork bomb does, on a loaded machine)."""
+
+
 def purge(uid: int) -> None:
     """End every process of ``uid`` and remove its files from :data:`SHARED_DIRS` (root only;
     blocking: run in a thread)."""
     if os.geteuid() != 0:
         return
-    _kill_all(uid)
+    for _ in range(KILL_ROUNDS):
+        _kill_all(uid)
+        if not _running(uid):
+            break
+    else:
+        logger.warning("processes of uid %d outlived %d rounds of SIGKILL", uid, KILL_ROUNDS)
     removed = sum(_remove_owned(top, uid) for top in SHARED_DIRS)
     if removed:
         logger.info("removed %d file(s) a bot of uid %d left in %s", removed, uid, SHARED_DIRS)

@@ -265,10 +265,17 @@ class BotProcess:
         usual case (a surviving grandchild may hold the pipe open: ``terminate`` cleans up).
         """
         rc = await asyncio.shield(self._exited)
-        closing = [sink.closed.wait() for sink in self._sinks() if not sink.closed.is_set()]
-        if closing:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.gather(*closing), _PIPE_CLOSE_TIMEOUT)
+        closing = [
+            asyncio.ensure_future(sink.closed.wait())
+            for sink in self._sinks()
+            if not sink.closed.is_set()
+        ]
+        if closing:  # (no gather: a cancelled one's CancelledError is logged as never retrieved)
+            try:
+                await asyncio.wait(closing, timeout=_PIPE_CLOSE_TIMEOUT)
+            finally:
+                for waiting in closing:
+                    waiting.cancel()
         return self._status(rc)
 
     def _sinks(self) -> list[StderrSink | StdoutSink]:
