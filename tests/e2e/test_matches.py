@@ -64,7 +64,9 @@ async def test_started_bots_connect_over_ipc_unless_told_tcp(
     tmp_path: Path, local_ipc: bool
 ) -> None:
     tracker = f"{sys.executable} {BOTS / 'tracker.py'} inline"
-    result = await play(tracker, tracker, tmp_path, local_ipc=local_ipc)
+    # Random play seldom knocks: uncapped, this game took 4.6 s on a quiet machine and past 90 s
+    # on CI's loaded one. Twelve hands show the transport as well as a hundred.
+    result = await play(tracker, tracker, tmp_path, local_ipc=local_ipc, max_hands_per_game=12)
     assert result.reason == "normal" and not result.seats[0].faults
     scheme = "ipc" if local_ipc else "tcp"
     assert all(f"connecting over {scheme}" in text for text in stderr_texts(tmp_path))
