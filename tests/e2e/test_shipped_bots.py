@@ -30,7 +30,7 @@ pytestmark = pytest.mark.timeout(600)  # a loaded machine: 10 times as long as a
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
 REFEREE = str(Path(PY).with_name("gin-referee"))  # not ``-m referee``: its cwd is not on sys.path
-OPPONENT = f"{PY} {REPO / 'sample_bots' / 'random_bot.py'}"
+OPPONENT = f"{PY} {REPO / 'sample_bots' / 'greedy_bot.py'}"
 RUN_SH = '#!/bin/sh\ncd "$(dirname "$0")"\nexec {interpreter} bot.py\n'
 BOT_PY = """\
 import os, runpy, sys
