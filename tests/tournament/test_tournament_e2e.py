@@ -142,7 +142,8 @@ def test_kept_bot_processes_play_exactly_the_games_fresh_ones_play(tmp_path: Pat
     bots = [("greedy", GREEDY), ("random", RANDOM), ("random2", RANDOM)]
     results, started = {}, {}
     for reuse in ("true", "false"):
-        config = write_config(tmp_path / f"{reuse}.toml", bots, games=4, reuse=reuse)
+        # Four hands a game at most: random against random seldom knocks (50 s uncapped).
+        config = write_config(tmp_path / f"{reuse}.toml", bots, games=4, reuse=reuse, max_hands=4)
         out = tmp_path / reuse
         assert main(["tournament", str(config), "--out", str(out)]) == 0
         results[reuse] = game_results(out)
