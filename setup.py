@@ -1,6 +1,7 @@
 """The compiled helpers (docs/performance.md): the request writer
 (``referee/match/_request.c``), the rules' legal actions and common moves
-(``referee/rules/_legal.c``, ``referee/rules/_moves.c``) and the learning environment's
+(``referee/rules/_legal.c``, ``referee/rules/_moves.c``), the meld searches
+(``referee/rules/_melds.c``) and the learning environment's
 observation writer (``referee/env/_observe.c``).
 
 Everything else about the package is in ``pyproject.toml``. The extensions are optional: an
@@ -22,6 +23,12 @@ setup(
             "referee.rules._legal",
             sources=["referee/rules/_legal.c"],
             depends=["referee/rules/_positions.h"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "referee.rules._melds",
+            sources=["referee/rules/_melds.c"],
             optional=True,
             extra_compile_args=["-O2"],
         ),

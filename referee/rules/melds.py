@@ -32,6 +32,7 @@ from referee.rules.cards import (
     iter_bits,
     mask_value,
 )
+from referee.rules.compiled import compiled_module
 from referee.rules.errors import InvalidMeld
 
 __all__ = [
@@ -211,9 +212,15 @@ def packings(mask: int) -> list[tuple[int, int]]:
     return out
 
 
-@lru_cache(maxsize=1 << 16)
-def _best_packing(mask: int) -> tuple[int, int]:
-    """The packing of ``mask`` with the greatest covered value: ``(covered, value)``."""
+_COMPILED = compiled_module("referee.rules._melds")
+COMPILED = _COMPILED is not None
+"""Whether the searches below run compiled (``referee/rules/_melds.c``, hands of at most
+:data:`COMPILED_CARDS` cards): the same values as the Python functions, which run otherwise."""
+COMPILED_CARDS = 11
+
+
+def _python_best_packing(mask: int) -> tuple[int, int]:
+    """The first packing (in :func:`packings` order) with the greatest covered value."""
     melds = melds_in(mask)
     if not melds:
         return 0, 0
@@ -226,8 +233,20 @@ def _best_packing(mask: int) -> tuple[int, int]:
     return best_covered, best_value
 
 
+@lru_cache(maxsize=1 << 16)
+def _best_packing(mask: int) -> tuple[int, int]:
+    """The packing of ``mask`` with the greatest covered value: ``(covered, value)``."""
+    if _COMPILED is not None and mask.bit_count() <= COMPILED_CARDS:
+        result: tuple[int, int] = _COMPILED.best_packing(mask)
+        return result
+    return _python_best_packing(mask)
+
+
 def deadwood_mask(mask: int) -> int:
     """Minimum deadwood of the cards in ``mask`` (any number of cards)."""
+    if _COMPILED is not None and mask.bit_count() <= COMPILED_CARDS:
+        value: int = _COMPILED.deadwood(mask)
+        return value
     return mask_value(mask) - _best_packing(mask)[1]
 
 
@@ -265,6 +284,9 @@ def _covers_exactly(meld: int, remaining: int) -> bool:
 def best_melds(cards: Iterable[Card] | CardSet) -> tuple[tuple[Meld, ...], CardSet]:
     """One optimal arrangement: ``(melds, deadwood_cards)`` with minimum deadwood value."""
     mask = cards.mask if isinstance(cards, CardSet) else CardSet.of(cards).mask
+    if _COMPILED is not None and mask.bit_count() <= COMPILED_CARDS:
+        found, rest = _COMPILED.best_split(mask)
+        return found, CardSet(rest)
     covered, _ = _best_packing(mask)
     return split_packing(mask, covered), CardSet(mask & ~covered)
 
@@ -293,6 +315,14 @@ def _knock_discards(mask: int, limit: int) -> tuple[int, ...]:
 @lru_cache(maxsize=1 << 16)
 def _knock_discards_exact(mask: int, limit: int) -> tuple[int, ...]:
     """Exhaustive part of :func:`_knock_discards` (memoised)."""
+    if _COMPILED is not None and mask.bit_count() <= COMPILED_CARDS:
+        found: tuple[int, ...] = _COMPILED.knock_discards_exact(mask, limit)
+        return found
+    return _python_knock_discards_exact(mask, limit)
+
+
+def _python_knock_discards_exact(mask: int, limit: int) -> tuple[int, ...]:
+    """For each card, the best packing without it: those whose discard leaves ``<= limit``."""
     total = mask_value(mask)
     best_without = dict.fromkeys(bit_indices(mask), -1)
     for covered, value in packings(mask):
@@ -321,3 +351,5 @@ def _all_melds() -> tuple[Meld, ...]:
 
 ALL_MELDS: tuple[Meld, ...] = _all_melds()
 """Every meld of the deck: 65 sets (13 ranks x (4 threes + 1 four)) then 264 runs."""
+if _COMPILED is not None:  # the Meld of each meld's cards, which the compiled best_split returns
+    _COMPILED.setup({meld.mask: meld for meld in ALL_MELDS})
