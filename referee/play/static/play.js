@@ -8,6 +8,7 @@
     games: [0, 0], pending: null, sel: -1, fresh: null, sortBy: "suit", knock: null, summary: false,
     over: null, received: [], sent: [] };
   window.GinPlay = st;
+  st.bestMelds = (cards) => bestMelds(cards);
   const token = new URLSearchParams(location.search).get("t") || "";
   const rank = (c) => RANKS.indexOf(c[0]), suit = (c) => SUITS.indexOf(c[1]);
   const value = (c) => Math.min(10, rank(c) + 1);
