@@ -121,14 +121,20 @@ async def _play(options: Any, open_browser: bool) -> int:
 
             webbrowser.open(url)
 
+    record = options.out_dir / f"{options.config.match_id}.jsonl"
+
+    def ended(result: Any, replay: str) -> None:
+        you = options.person_seat
+        won = [seat.games_won for seat in result.seats]
+        print(f"match over: you {won[you]} games, the bot {won[1 - you]}; replay at {replay}")
+        print(f"record: {record} (the page stays up {options.linger:g} s; Ctrl-C ends it)")
+        sys.stdout.flush()
+
     stop = asyncio.Event()
-    result, _ = await run_stoppable(
-        play_session(options, shown, stop=stop), stop, notice="interrupted: closing the table"
-    )
+    work = play_session(options, shown, stop=stop, on_end=ended)
+    result, _ = await run_stoppable(work, stop, notice="interrupted: closing the table")
     if result is None:
         return EXIT_INTERRUPTED
-    record = options.out_dir / f"{options.config.match_id}.jsonl"
-    print(f"record: {record} (gin-referee view {record})", flush=True)
     if any(f.kind == "startup" for seat in result.seats for f in seat.faults):
         return EXIT_NO_START
     return EXIT_OK if result.error is None else 70

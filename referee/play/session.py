@@ -53,9 +53,11 @@ async def play_session(
     on_url: Callable[[str], None],
     *,
     stop: asyncio.Event | None = None,
+    on_end: Callable[[MatchResult, str], None] | None = None,
 ) -> MatchResult:
-    """Serve the page (``on_url`` gets its address), play the match, then keep the page up for
-    ``options.linger`` seconds or until ``stop``."""
+    """Serve the page (``on_url`` gets its address), play the match (``on_end`` gets its result
+    and the replay's address), then keep the page up for ``options.linger`` seconds or until
+    ``stop``."""
     page_token = secrets.token_urlsafe(18)
     seat = PersonSeat(grace=options.grace)
     record = None
@@ -69,7 +71,8 @@ async def play_session(
     try:
         port = runner.addresses[0][1]
         shown = "127.0.0.1" if options.host in ("0.0.0.0", "") else options.host
-        on_url(f"http://{shown}:{port}/?t={page_token}")
+        base = f"http://{shown}:{port}/"
+        on_url(f"{base}?t={page_token}")
         person = BotSpec(
             name=options.name, command=None, startup=PERSON_STARTUP, time=options.clock
         )
@@ -88,6 +91,8 @@ async def play_session(
             on_token=on_token,
         )
         seat.ended.set()
+        if on_end is not None:
+            on_end(result, f"{base}replay?t={page_token}")
         await _linger(options.linger, stop)
         return result
     finally:

@@ -35,9 +35,11 @@ def browser() -> Iterator[Browser]:
 
 
 def click(page: Page, selector: str) -> None:
-    """Click the element (its ``click()``: what a mouse click or the Enter key dispatches)."""
-    found = page.eval(f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
-                      " if (!e || e.disabled) return false; e.click(); return true; })()")  # fmt: skip
+    """Click the element (its ``click()``, as a mouse click or the Enter key dispatches)."""
+    found = page.eval(
+        f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+        " if (!e || e.disabled) return false; e.click(); return true; })()"
+    )
     assert found, f"nothing to click at {selector}"
 
 
@@ -162,8 +164,8 @@ def test_an_illegal_move_cannot_be_sent(tmp_path: Path, browser: Browser) -> Non
         rid = page.eval("GinPlay.pending.request_id")
         forged = {"request_id": rid, "action": {"kind": "discard", "card": upcard}}
         page.eval(f"GinPlay.ws.send({json.dumps(json.dumps(forged))})")
-        refused = wait_for(page, "GinPlay.received.some(m => m.type === 'refused')",
-                           value="GinPlay.received.find(m => m.type === 'refused').reason")  # fmt: skip
+        first = "GinPlay.received.find(m => m.type === 'refused')"
+        refused = wait_for(page, f"!!{first}", value=f"{first}.reason")
         assert refused == "not a legal move"
         legal = page.eval("GinPlay.pending.legal.find(a => a.kind === 'discard').card")
         click(page, f"#hand .card[data-card='{legal}']")
