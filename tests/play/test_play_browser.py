@@ -141,8 +141,6 @@ def test_a_person_plays_whole_games_by_clicking(tmp_path: Path, browser: Browser
     assert not [line for line in lines if line["type"] == "fault"]
     for name in ("discard.png", "knock.png", "hand-end.png"):
         assert (shots / name).exists()
-    for name in shots.iterdir():
-        print(f"screenshot: {name}")
 
 
 def test_an_illegal_move_cannot_be_sent(tmp_path: Path, browser: Browser) -> None:

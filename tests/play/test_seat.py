@@ -29,7 +29,7 @@ async def first(ws: aiohttp.ClientWebSocketResponse, kind: str) -> dict[str, obj
 
 async def two_tabs_then_away(url: str) -> tuple[int, int, str, int | None]:
     async with aiohttp.ClientSession() as session:
-        base = url.split("?")[0]
+        base = url.split("?", maxsplit=1)[0]
         async with session.get(base + "?t=wrong") as wrong:
             forbidden = wrong.status
         async with session.ws_connect(ws_of(url)) as tab:
@@ -55,3 +55,15 @@ def test_one_person_per_seat_and_a_grace_to_return(tmp_path: Path) -> None:
     faults = [line for line in record_lines(tmp_path) if line["type"] == "fault"]
     end = record_lines(tmp_path)[-1]
     assert faults and faults[0]["seat"] == 0 and end["type"] == "match_end"
+
+
+def test_bad_input_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from referee.cli.main import main
+    from tests.e2e.helpers import RANDOM
+
+    assert main(["play", "remote:x", "--out", str(tmp_path)]) == 2
+    assert "give a command line, not remote:NAME" in capsys.readouterr().err
+    assert main(["play", RANDOM, "--bind", "nowhere", "--out", str(tmp_path)]) == 2
+    assert "--bind nowhere: expected tcp://HOST:PORT" in capsys.readouterr().err
+    assert main(["play", RANDOM, "--grace", "-1", "--out", str(tmp_path)]) == 2
+    assert "--grace and --linger must not be negative" in capsys.readouterr().err
