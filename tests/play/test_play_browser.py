@@ -150,7 +150,7 @@ def test_an_illegal_move_cannot_be_sent(tmp_path: Path, browser: Browser) -> Non
         while page.eval("GinPlay.pending.legal.some(a => a.kind === 'take_discard')") is not True:
             click(page, "#actions button")  # the dealer passes until it may take: never here
         upcard = page.eval("GinPlay.pile[GinPlay.pile.length - 1]")
-        click(page, "#upcard")
+        page.key("t")  # the keyboard: take the upcard
         wait_for(page, "GinPlay.pending && GinPlay.pending.decision === 'discard'")
         # The card just taken may not be discarded: the page offers no button for it.
         click(page, f"#hand .card[data-card='{upcard}']")
@@ -166,8 +166,11 @@ def test_an_illegal_move_cannot_be_sent(tmp_path: Path, browser: Browser) -> Non
         refused = wait_for(page, f"!!{first}", value=f"{first}.reason")
         assert refused == "not a legal move"
         legal = page.eval("GinPlay.pending.legal.find(a => a.kind === 'discard').card")
-        click(page, f"#hand .card[data-card='{legal}']")
-        click(page, "#actions button[data-action*='discard']")
+        steps = page.eval(f"(GinPlay.hand.indexOf('{legal}') - GinPlay.sel + 11) % 11")
+        for _ in range(steps):  # the keyboard: choose the card, then discard it
+            page.key("ArrowRight")
+        assert page.eval("GinPlay.hand[GinPlay.sel]") == legal
+        page.key("d")
         while not wait_for(page, READY, value="!!(GinPlay.over || GinPlay.summary)"):
             play_turn(page, [])  # the rest of the hand, played on
     lines = record_lines(tmp_path / "run")
