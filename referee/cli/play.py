@@ -8,7 +8,6 @@ interrupted.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,6 +106,8 @@ def run_play(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as err:
         print(f"gin-referee: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    import asyncio  # only now: a match's start-up imports no more than it needs
+
     return asyncio.run(_play(options, args.open))
 
 
@@ -129,6 +130,8 @@ async def _play(options: Any, open_browser: bool) -> int:
         print(f"match over: you {won[you]} games, the bot {won[1 - you]}; replay at {replay}")
         print(f"record: {record} (the page stays up {options.linger:g} s; Ctrl-C ends it)")
         sys.stdout.flush()
+
+    import asyncio
 
     stop = asyncio.Event()
     work = play_session(options, shown, stop=stop, on_end=ended)
