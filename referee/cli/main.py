@@ -127,6 +127,9 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     add_feed_options(r)
     add_check_command(sub)
     add_view_commands(sub)
+    from referee.cli.play import add_play_command
+
+    add_play_command(sub)
     if isinstance(sub, OneCommand) and not sub.found:  # a typo, or --help: every command
         return _parser(())
     return parser
@@ -289,6 +292,10 @@ def _command(args: argparse.Namespace) -> int:
         return run_view(args) if args.command == "view" else run_report(args)
     if args.command == "keygen":
         return run_keygen(args)
+    if args.command == "play":
+        from referee.cli.play import run_play
+
+        return run_play(args)
     if args.command == "demo":
         args = _parser(["match"]).parse_args(demo_words(args))
     early: EarlyStart | None = None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from referee.match.clock import TimeControl
 from referee.match.faults import FaultKind
 from referee.net import sandbox
 from referee.net.quoting import quote_stderr, start_hint
@@ -86,6 +87,8 @@ class BotSpec:
     startup: float | None = None
     """The seat's own start-up limit, seconds (a remote seat's in ``match``:
     ``referee.match.clock.REMOTE_STARTUP``); None: the match's."""
+    time: TimeControl | None = None
+    """The seat's own clocks (a person's seat in ``play``); None: the match's."""
 
     @staticmethod
     def parse(text: str) -> BotSpec:

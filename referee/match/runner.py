@@ -234,7 +234,7 @@ async def run_match(
             links.append(
                 hub.open_seat(
                     seat,
-                    config.time,
+                    config.time if spec.time is None else spec.time,
                     token,
                     name=spec.name,
                     seed=seed,
