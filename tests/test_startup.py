@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.rules import melds
 from tests.e2e.helpers import GREEDY, RANDOM
 
 pytestmark = pytest.mark.timeout(120)
@@ -89,9 +90,12 @@ def test_the_command_line_imports_only_what_a_match_needs() -> None:
 
 def test_the_rules_load_only_the_modules_a_program_uses() -> None:
     counting = modules_after("from referee.rules import Card, CardSet, deadwood")
+    compiled = ["referee.rules._melds"] if melds.COMPILED else []  # the searches, compiled
     assert loaded(counting, ("referee.rules",)) == [
         "referee.rules",
+        *compiled,
         "referee.rules.cards",
+        "referee.rules.compiled",
         "referee.rules.errors",
         "referee.rules.melds",
     ]
