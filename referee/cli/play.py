@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from referee.cli.inputs import confined, rules_option
+from referee.cli.inputs import confined, rules_option, with_remote_startup
 from referee.match import BotSpec, FaultPolicy, MatchConfig, TimeControl
 from referee.net.limits import Limits
 from referee.net.sandbox import SANDBOX_CHOICES
@@ -25,7 +25,8 @@ EXIT_OK, EXIT_USAGE, EXIT_NO_START, EXIT_INTERRUPTED = 0, 2, 3, 130
 def add_play_command(sub: Any) -> None:
     """Register ``play``."""
     p = sub.add_parser("play", help="play a bot yourself, in a browser (docs/play.md)")
-    p.add_argument("bot", help='the bot\'s command line (e.g. "python3 my_bot.py")')
+    p.add_argument("bot", help='the bot\'s command line (e.g. "python3 my_bot.py"), or '
+                   "remote:NAME for a bot you start yourself on this machine")  # fmt: skip
     p.add_argument("--games", type=int, default=1, help="games to play (default 1)")
     p.add_argument("--target-points", type=int, default=None, help="end at this many points")
     p.add_argument("--rules", default="standard",
@@ -64,8 +65,6 @@ def _options(args: argparse.Namespace) -> Any:
     from referee.cli.inputs import free_out
     from referee.play import PlayOptions
 
-    if args.bot.startswith("remote:"):
-        raise ValueError("play starts its bot here: give a command line, not remote:NAME")
     config = MatchConfig(
         rules=rules_option(args.rules),
         games=args.games,
@@ -76,12 +75,13 @@ def _options(args: argparse.Namespace) -> Any:
         max_hands_per_game=args.max_hands,
         match_id=args.match_id,
     )
-    bot = confined(
-        (BotSpec.parse(args.bot), BotSpec.parse(args.bot)),
-        sandbox=args.sandbox,
-        limits=Limits(),
-        pass_env=(),
-    )[0]
+    bot = BotSpec.parse(args.bot)
+    if bot.command is None:  # remote:NAME: a bot you start yourself (a debugger, another shell)
+        if bot.name == "you":
+            raise ValueError("remote:you: the person's seat is called you; name the bot else")
+        bot = with_remote_startup((bot, bot))[0]
+    else:
+        bot = confined((bot, bot), sandbox=args.sandbox, limits=Limits(), pass_env=())[0]
     clock = TimeControl(
         move=args.my_move_time, bank=args.my_bank, grace=0.5, startup=3600.0, heartbeat=1.0
     )
@@ -131,10 +131,14 @@ async def _play(options: Any, open_browser: bool) -> int:
         print(f"record: {record} (the page stays up {options.linger:g} s; Ctrl-C ends it)")
         sys.stdout.flush()
 
+    def remote(name: str, endpoint: str, token: str) -> None:
+        print(f"remote bot {name}: start it on this machine with GIN_REFEREE_ENDPOINT={endpoint}"
+              f" GIN_REFEREE_TOKEN={token} (loopback only, no CURVE)", flush=True)  # fmt: skip
+
     import asyncio
 
     stop = asyncio.Event()
-    work = play_session(options, shown, stop=stop, on_end=ended)
+    work = play_session(options, shown, stop=stop, on_end=ended, on_remote=remote)
     result, _ = await run_stoppable(work, stop, notice="interrupted: closing the table")
     if result is None:
         return EXIT_INTERRUPTED

@@ -54,10 +54,12 @@ async def play_session(
     *,
     stop: asyncio.Event | None = None,
     on_end: Callable[[MatchResult, str], None] | None = None,
+    on_remote: Callable[[str, str, str], None] | None = None,
 ) -> MatchResult:
     """Serve the page (``on_url`` gets its address), play the match (``on_end`` gets its result
     and the replay's address), then keep the page up for ``options.linger`` seconds or until
-    ``stop``."""
+    ``stop``. A remote bot (``remote:NAME``) is told where to connect through ``on_remote``
+    (its name, the loopback endpoint and its seat's token)."""
     page_token = secrets.token_urlsafe(18)
     seat = PersonSeat(grace=options.grace)
     record = None
@@ -80,6 +82,10 @@ async def play_session(
 
         def on_token(name: str, endpoint: str, token: str) -> None:
             nonlocal bridge
+            if name != options.name:  # the bot's own remote seat
+                if on_remote is not None:
+                    on_remote(name, endpoint, token)
+                return
             bridge = asyncio.ensure_future(seat.run(endpoint, token))
 
         result = await run_match(

@@ -19,10 +19,12 @@ CARD = re.compile(r"^[A2-9TJQK][cdhs]$")
 
 
 @contextmanager
-def table(out: Path, *extra: str, games: int = 1, hands: int = 3) -> Iterator[tuple[str, Any]]:
-    """Run ``gin-referee play`` against the random sample bot; yields (the page's URL, the
-    process). The process is interrupted (SIGINT) and reaped at the end."""
-    argv = [sys.executable, "-m", "referee", "play", RANDOM, "--games", str(games),
+def table(
+    out: Path, *extra: str, games: int = 1, hands: int = 3, bot: str = RANDOM
+) -> Iterator[tuple[str, Any]]:
+    """Run ``gin-referee play`` against ``bot`` (the random sample bot); yields (the page's URL,
+    the process). The process is interrupted (SIGINT) and reaped at the end."""
+    argv = [sys.executable, "-m", "referee", "play", bot, "--games", str(games),
             "--max-hands", str(hands), "--out", str(out), "--linger", "60", *extra]  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     errors = (out / "play.stderr").open("w")

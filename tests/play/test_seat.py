@@ -61,8 +61,8 @@ def test_bad_input_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     from referee.cli.main import main
     from tests.e2e.helpers import RANDOM
 
-    assert main(["play", "remote:x", "--out", str(tmp_path)]) == 2
-    assert "give a command line, not remote:NAME" in capsys.readouterr().err
+    assert main(["play", "remote:you", "--out", str(tmp_path)]) == 2
+    assert "remote:you: the person's seat is called you" in capsys.readouterr().err
     assert main(["play", RANDOM, "--bind", "nowhere", "--out", str(tmp_path)]) == 2
     assert "--bind nowhere: expected tcp://HOST:PORT" in capsys.readouterr().err
     assert main(["play", RANDOM, "--grace", "-1", "--out", str(tmp_path)]) == 2
