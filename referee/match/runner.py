@@ -266,6 +266,10 @@ async def run_match(
         )
         if recorder is not None:
             recorder.header_extra["sandbox"] = level
+            if any(spec.time is not None for spec in specs):  # a seat with clocks of its own
+                recorder.header_extra["seat_time_controls"] = [
+                    (config.time if spec.time is None else spec.time).to_wire() for spec in specs
+                ]
         result = await play_watched(
             config, (links[0], links[1]), processes, recorder=recorder, abort=stop
         )

@@ -36,6 +36,9 @@ def test_a_bot_started_by_hand_is_told_where_to_connect_and_is_played(tmp_path: 
     assert got[-1]["type"] == "match_end"
     header, *rest = record_lines(tmp_path)
     assert header["seats"] == ["you", "mine"]
+    mine, bots = header["seat_time_controls"]  # the person's clock is recorded with the bot's
+    assert mine["move_ms"] == 60_000 and mine["bank_ms"] == 600_000
+    assert bots == header["time_control"]
     end = rest[-1]
     assert end["type"] == "match_end" and end["reason"] == "normal", end
     assert end["games_played"] == 1
