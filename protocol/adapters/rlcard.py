@@ -18,7 +18,7 @@ scores them. After the opponent knocks, the referee lays off and arranges the ag
 
 ``novice`` is RLCard's ``gin-rummy-novice-rule`` (``GinRummyNoviceRuleAgent``); ``MODEL_ID`` any
 model ``rlcard.models.load`` knows; ``MODULE:ATTR`` or ``FILE.py:ATTR`` an agent, an RLCard
-``Model`` (its ``agents``), or a callable with no argument returning either. The agents'
+``Model`` (its ``agents``), or a class or callable with no argument making either. The agents'
 randomness (numpy's global generator, which the novice agent uses) is seeded from each match's
 ``seed``.
 
@@ -158,8 +158,8 @@ def agents(spec: str) -> list[Any]:
         except (KeyError, ValueError) as err:
             raise ValueError(f"{spec!r}: not an RLCard model ({err})") from None
     found = load_object(spec)
-    if callable(found) and not hasattr(found, "step"):
-        found = found()
+    if isinstance(found, type) or (callable(found) and not hasattr(found, "step")):
+        found = found()  # a class (of an agent or a Model) or a factory
     if hasattr(found, "agents"):
         found = list(found.agents)
     chosen = found if isinstance(found, list) else [found]
