@@ -44,11 +44,13 @@ def _clean(result: MatchResult, out: Path) -> str:
     [
         (f"{OPENSPIEL} simple", RANDOM, EAAI),
         (f"{OPENSPIEL} simple", GREEDY, STANDARD),  # big gin: the bot never declares it
+        (f"{OPENSPIEL} simple", RANDOM, RuleSet.preset("oklahoma")),
         (f"{OPENSPIEL} ismcts --simulations 8", GREEDY, EAAI),
         (f"{RLCARD} novice", GREEDY, EAAI),
         (f"{RLCARD} novice", RANDOM, RuleSet.preset("oklahoma")),
     ],
-    ids=["simple-random", "simple-greedy-standard", "ismcts-greedy", "novice-greedy",
+    ids=["simple-random", "simple-greedy-standard", "simple-random-oklahoma", "ismcts-greedy",
+         "novice-greedy",
          "novice-random-oklahoma"],
 )  # fmt: skip
 def test_a_library_bot_plays_a_match(tmp_path: Path, bot: str, other: str, rules: RuleSet) -> None:

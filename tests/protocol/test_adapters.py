@@ -175,3 +175,41 @@ def test_rlcard_sees_the_state_its_environment_would_give() -> None:
     assert obs.shape == (5, 52) and obs.sum() == 52
     assert obs[1][card_id("9h")] == 1 and obs[2][card_id("5c")] == 1 and obs[3][card_id("5d")]
     assert list(state["legal_actions"]) == [DRAW, PICK_UP]
+
+
+def test_openspiels_upcard_draw_limit_is_where_the_replay_stops() -> None:
+    mine = ("2c", "3c", "4c", "7d", "7h", "9s", "Td", "Jh", "Qs", "Kd")
+    log = HandLog(mine, "5c")
+    log.opponent("pass_upcard")
+    log.mine("pass_upcard")
+    log.opponent("draw_stock")
+    log.opponent("discard", "Ah")
+    log.mine("take_discard")
+    log.mine("discard", "2c")
+    held = {True: "Ah", False: "Ad"}  # each discards the card it took the turn before
+    takes, mine_turn = 1, False
+    game = pyspiel.load_game("gin_rummy")
+    cards = st.Cards()
+    while takes < st.UPCARD_DRAW_LIMIT:
+        top = log.pile[-1]
+        record = log.mine if mine_turn else log.opponent
+        record("take_discard")
+        record("discard", held[mine_turn])
+        held[mine_turn] = top
+        takes += 1
+        mine_turn = not mine_turn
+        if mine_turn and st.UPCARD_DRAW_LIMIT - 2 <= takes < st.UPCARD_DRAW_LIMIT:  # plays on
+            st.replay(game.new_initial_state(), cards, log, 1, hand_order(1, 0, 0))
+    with pytest.raises(st.Diverged, match="ends a hand at its 50th draw of an upcard"):
+        st.replay(game.new_initial_state(), cards, log, 1, hand_order(1, 0, 0))
+
+
+def test_the_fallback_plays_as_the_greedy_bot() -> None:
+    hand = ("2c", "3c", "4c", "7d", "7h", "7s", "Td", "Jd", "Qd", "Kh", "9h")
+    legal = (*(WireAction.discard(c) for c in hand if c != "9h"), WireAction.knock("Kh"))
+    request = _request("discard", legal, hand)
+    cards = st.Cards()
+    assert st.fallback(cards, request, knock=True) == WireAction.knock("Kh")
+    assert st.fallback(cards, request, knock=False) == WireAction.discard("Kh")
+    draw = _request("draw", (WireAction.take_discard(), WireAction.draw_stock()), hand[:10])
+    assert st.fallback(cards, draw, knock=True) == WireAction.draw_stock()
