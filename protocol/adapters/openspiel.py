@@ -177,9 +177,11 @@ class OpenSpielBot(Bot):
     def _step(self, state: Any, request: Request) -> int:
         """The bot's action at ``state``, checked against OpenSpiel's legal actions."""
         legal = list(state.legal_actions())
-        if hasattr(self.bot, "forbidden"):
+        if hasattr(self.bot, "referee_forbidden"):
             phase = state.current_phase()
-            self.bot.forbidden = frozenset(a for a in legal if not self._allowed(a, phase, request))
+            self.bot.referee_forbidden = frozenset(
+                a for a in legal if not self._allowed(a, phase, request)
+            )
         chosen = int(self.bot.step(state))
         if chosen not in legal:
             raise RuntimeError(

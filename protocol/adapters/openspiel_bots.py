@@ -43,16 +43,16 @@ def _filtered_ismcts_class() -> type:
     from open_spiel.python.algorithms import ismcts
 
     class _Filtered(ismcts.ISMCTSBot):  # type: ignore[misc]
-        """OpenSpiel's IS-MCTS, never choosing at the root an action of ``forbidden`` (set by
-        the adapter before each step: the moves OpenSpiel allows and the referee's rules do
+        """OpenSpiel's IS-MCTS, never choosing at the root an action of ``referee_forbidden``
+        (set by the adapter before each step: the moves OpenSpiel allows and the referee's rules do
         not, such as discarding the card just taken from the pile). The search below the root
         plays OpenSpiel's rules."""
 
-        forbidden: frozenset[int] = frozenset()
+        referee_forbidden: frozenset[int] = frozenset()
 
         def step(self, state: Any) -> int:
             legal = list(state.legal_actions())
-            allowed = [a for a in legal if a not in self.forbidden] or legal
+            allowed = [a for a in legal if a not in self.referee_forbidden] or legal
             if len(allowed) == 1:
                 return int(allowed[0])
             self.run_search(state)
@@ -70,7 +70,7 @@ def _filtered_ismcts_class() -> type:
 
 
 FilteredISMCTSBot: type = _filtered_ismcts_class()
-"""IS-MCTS whose root skips the adapter's ``forbidden`` actions (see the class docstring)."""
+"""IS-MCTS whose root skips the adapter's ``referee_forbidden`` actions (its docstring)."""
 
 
 def _simple(game: Any, player: int, seed: int) -> Any:

@@ -213,3 +213,19 @@ def test_the_fallback_plays_as_the_greedy_bot() -> None:
     assert st.fallback(cards, request, knock=False) == WireAction.discard("Kh")
     draw = _request("draw", (WireAction.take_discard(), WireAction.draw_stock()), hand[:10])
     assert st.fallback(cards, draw, knock=True) == WireAction.draw_stock()
+
+
+def test_ismcts_never_plays_a_forbidden_action_at_its_root() -> None:
+    from protocol.adapters.openspiel_bots import IsmctsBudget, factory
+
+    game = pyspiel.load_game("gin_rummy")
+    state = game.new_initial_state()
+    rng = random.Random(5)
+    while state.is_chance_node():
+        state.apply_action(rng.choice([a for a, _ in state.chance_outcomes()]))
+    state.apply_action(st.DRAW_UPCARD)  # player 0 takes the upcard: eleven cards to discard from
+    bot = factory("ismcts", IsmctsBudget(simulations=20))(game, 0, 3)
+    legal = state.legal_actions()
+    for keep in legal[:3]:
+        bot.referee_forbidden = frozenset(a for a in legal if a != keep)
+        assert bot.step(state) == keep
