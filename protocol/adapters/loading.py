@@ -18,7 +18,6 @@ import os
 import random
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 from protocol.bot import ExitCode
 from protocol.cards import ALL_CARDS
@@ -78,12 +77,17 @@ def hand_order(seed: int, game: int, hand: int) -> list[str]:
     return order
 
 
-def refuse(name: str, why: str) -> NoReturn:
-    """Say on stderr that the bot cannot play the match's rules, and exit with
-    :data:`REFUSED` (the referee charges the bot a fault quoting this line)."""
+def refuse(name: str, why: str) -> SystemExit:
+    """Say on stderr, at ``match_start``, that the bot cannot play the match's rules; the
+    exit (:data:`REFUSED`) to raise at the bot's first request.
+
+    Exiting there, when the referee waits for the bot's answer, makes the fault a crash that
+    quotes this line; exiting at ``match_start`` raced the ``hand_start`` and ``request`` the
+    referee sends right after, and a message it could not deliver is charged as a lost
+    connection, without the line."""
     print(
         f"[{name}] cannot play these rules: {why} (docs/existing-bots.md says what maps)",
         file=sys.stderr,
         flush=True,
     )
-    raise SystemExit(REFUSED)
+    return SystemExit(REFUSED)

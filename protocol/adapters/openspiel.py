@@ -62,17 +62,21 @@ class OpenSpielBot(Bot):
         self.order: list[str] = []
         self.informed = 0
         self.diverged = False
+        self.refused: SystemExit | None = None
 
     def say(self, text: str) -> None:
         """A line on stderr."""
         print(f"[{self.name}] {text}", file=sys.stderr, flush=True)
 
     def on_match_start(self, msg: MatchStart) -> None:
-        """Map the rules to OpenSpiel's game, or refuse them; new bots for the match."""
+        """Map the rules to OpenSpiel's game, or refuse them (the bot then exits at its first
+        request: :func:`~protocol.adapters.loading.refuse`); new bots for the match."""
+        self.refused = None
         try:
             params = openspiel_params(msg.rules)
         except RulesMismatch as err:
-            refuse(self.name, str(err))
+            self.refused = refuse(self.name, str(err))
+            return
         self.game = self.pyspiel.load_game("gin_rummy", params)
         self.initial = self.game.new_initial_state()
         self.seat = msg.seat
@@ -82,6 +86,8 @@ class OpenSpielBot(Bot):
 
     def on_hand_start(self, msg: HandStart) -> None:
         """A new log; the bot of this seat's OpenSpiel player (0 for the non-dealer)."""
+        if self.refused is not None:
+            return
         if self.game is None:  # no match_start seen: the referee's defaults
             self.game = self.pyspiel.load_game("gin_rummy")
             self.initial = self.game.new_initial_state()
@@ -104,6 +110,8 @@ class OpenSpielBot(Bot):
 
     def act(self, request: Request) -> WireAction:
         """The bot's move, through OpenSpiel's state (module docstring)."""
+        if self.refused is not None:
+            raise self.refused
         if request.decision == "defend":
             return WireAction.defend()
         view = request.view

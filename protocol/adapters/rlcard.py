@@ -176,6 +176,7 @@ class RLCardBot(Bot):
         self.agents = chosen
         self.name = name
         self.seat = 0
+        self.refused: SystemExit | None = None
         self._seed(os.environ.get(SEED_ENV))
 
     @staticmethod
@@ -185,17 +186,22 @@ class RLCardBot(Bot):
         random.seed(value)
 
     def on_match_start(self, msg: MatchStart) -> None:
-        """Refuse rules RLCard's agents cannot follow; reseed the agents' randomness."""
+        """Refuse rules RLCard's agents cannot follow (the bot then exits at its first
+        request); reseed the agents' randomness."""
+        self.refused = None
         try:
             check_rlcard(msg.rules)
         except RulesMismatch as err:
-            refuse(self.name, str(err))
+            self.refused = refuse(self.name, str(err))
+            return
         self.seat = msg.seat
         if msg.seed is not None:
             self._seed(msg.seed)
 
     def act(self, request: Request) -> WireAction:
         """The agent's choice among RLCard's legal ids, as the referee's move."""
+        if self.refused is not None:
+            raise self.refused
         if request.decision == "defend":
             return WireAction.defend()
         ids = legal_ids(request)  # the agent is asked at every step, as RLCard's env.run does
