@@ -44,4 +44,3 @@ def test_a_bot_started_by_hand_is_told_where_to_connect_and_is_played(tmp_path: 
     assert end["games_played"] == 1
     assert [line for line in rest if line["type"] == "fault"] == []
     assert sum(line["type"] == "hand" for line in rest) >= 1
-
