@@ -96,6 +96,23 @@ def _options(args: argparse.Namespace) -> Any:
     )  # fmt: skip
 
 
+def other_urls(url: str, host: str) -> list[str]:
+    """The page's address on this host's other addresses, when ``--bind`` is a wildcard (the
+    printed ``url`` names 127.0.0.1, which is no address for someone on another machine).
+
+    >>> other_urls("http://127.0.0.1:8765/?t=x", "127.0.0.1")
+    []
+    """
+    if host not in ("0.0.0.0", "", "*"):
+        return []
+    import socket
+
+    from referee.cli.addresses import host_addresses
+
+    found = [a for a in host_addresses(socket.AF_INET) if not a.startswith("127.")]
+    return [url.replace("//127.0.0.1:", f"//{address}:", 1) for address in found]
+
+
 def run_play(args: argparse.Namespace) -> int:
     """``gin-referee play BOT``."""
     try:
@@ -117,6 +134,8 @@ async def _play(options: Any, open_browser: bool) -> int:
 
     def shown(url: str) -> None:
         print(f"play at {url}", flush=True)
+        for other in other_urls(url, options.host):
+            print(f"  or, from another machine, {other}", flush=True)
         if open_browser:
             import webbrowser
 

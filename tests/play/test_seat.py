@@ -67,3 +67,17 @@ def test_bad_input_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     assert "--bind nowhere: expected tcp://HOST:PORT" in capsys.readouterr().err
     assert main(["play", RANDOM, "--grace", "-1", "--out", str(tmp_path)]) == 2
     assert "--grace and --linger must not be negative" in capsys.readouterr().err
+
+
+def test_a_wildcard_bind_names_the_hosts_own_addresses() -> None:
+    """Bound to 0.0.0.0, the printed 127.0.0.1 is no address for another machine: ``play`` also
+    prints the page on each of this host's other addresses (with the same port and token)."""
+    import socket
+
+    from referee.cli.addresses import host_addresses
+    from referee.cli.play import other_urls
+
+    url = "http://127.0.0.1:8765/?t=tok"
+    assert other_urls(url, "127.0.0.1") == []
+    expected = [a for a in host_addresses(socket.AF_INET) if not a.startswith("127.")]
+    assert other_urls(url, "0.0.0.0") == [f"http://{a}:8765/?t=tok" for a in expected]
