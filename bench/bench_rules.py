@@ -96,14 +96,7 @@ def median_us(
     fn: Callable[[Any], object], inputs: Sequence[Any], before: Callable[[], None] = lambda: None
 ) -> float:
     """The median microseconds of ``fn(x)`` over ``inputs`` (``before()`` untimed first)."""
-    out = []
-    clock = time.perf_counter_ns
-    for value in inputs:
-        before()
-        start = clock()
-        fn(value)
-        out.append((clock() - start) / 1000)
-    return percentile(sorted(out), 0.5)
+    return percentile(time_each(fn, inputs, before), 0.5)
 
 
 def meld_searches(rounds: int) -> dict[str, object]:

@@ -12,6 +12,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 
 def summary(values: list[float]) -> str:
@@ -53,8 +54,11 @@ def calibration_us(repeat: int = 7) -> float:
     return statistics.median(samples)
 
 
+T = TypeVar("T")
+
+
 def time_each(
-    fn: Callable[[int], object], inputs: Sequence[int], before: Callable[[], None]
+    fn: Callable[[T], object], inputs: Sequence[T], before: Callable[[], None] = lambda: None
 ) -> list[float]:
     """Microseconds of ``fn(x)`` for each input, calling ``before()`` untimed before each."""
     out = []

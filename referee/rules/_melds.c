@@ -149,25 +149,30 @@ static int read_mask(PyObject *arg, uint64_t *mask, const char *who)
     return 0;
 }
 
+/* The best packing of the cards of mask, into s. */
+static void search(Search *s, uint64_t mask)
+{
+    prepare(s, mask);
+    best_from(s, 0, 0, 0);
+}
+
 static PyObject *best_packing(PyObject *self, PyObject *arg)
 {
     uint64_t mask;
+    Search s;
     if (read_mask(arg, &mask, "best_packing") < 0)
         return NULL;
-    Search s;
-    prepare(&s, mask);
-    best_from(&s, 0, 0, 0);
+    search(&s, mask);
     return Py_BuildValue("(Ki)", (unsigned long long)s.best_covered, s.best_value);
 }
 
 static PyObject *deadwood(PyObject *self, PyObject *arg)
 {
     uint64_t mask;
+    Search s;
     if (read_mask(arg, &mask, "deadwood") < 0)
         return NULL;
-    Search s;
-    prepare(&s, mask);
-    best_from(&s, 0, 0, 0);
+    search(&s, mask);
     return PyLong_FromLong(mask_value(mask) - s.best_value);
 }
 
@@ -215,8 +220,7 @@ static int splits(uint64_t rest)
     if (rest == 0)
         return 1;
     Search s;
-    prepare(&s, rest);
-    best_from(&s, 0, 0, 0);
+    search(&s, rest);
     return s.best_covered == rest;
 }
 
@@ -226,8 +230,7 @@ static PyObject *best_split(PyObject *self, PyObject *arg)
     if (read_mask(arg, &mask, "best_split") < 0)
         return NULL;
     Search s;
-    prepare(&s, mask);
-    best_from(&s, 0, 0, 0);
+    search(&s, mask);
     uint64_t remaining = s.best_covered, in_covered[MAX_MELDS], chosen[MAX_CARDS / 3];
     int count = melds_in(s.best_covered, in_covered), n = 0;
     for (int i = 0; i < count && remaining; i++) {
